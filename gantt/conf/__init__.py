@@ -1,0 +1,18 @@
+"""Gantt's configuration options, one module per option group.
+
+Nothing here registers on a global ``ConfigOpts``: callers pass the one they
+own (the daemon builds its own, tests build a fresh one per test).
+"""
+
+from gantt.conf import cells
+from gantt.conf import database
+from gantt.conf import filter_scheduler
+from gantt.conf import scheduler
+
+ALL_MODULES = (scheduler, filter_scheduler, cells, database)
+
+
+def register_opts(conf):
+    """Register every Gantt option group on ``conf``."""
+    for module in ALL_MODULES:
+        module.register_opts(conf)

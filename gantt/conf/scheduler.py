@@ -1,0 +1,70 @@
+"""[scheduler]: how the service talks, retries and decides what is alive."""
+
+from oslo_config import cfg
+
+GROUP = cfg.OptGroup(
+    "scheduler", title="Scheduler service options",
+    help="Options for the gantt-scheduler service as a whole.")
+
+OPTS = [
+    cfg.StrOpt("topic", default="gantt-scheduler",
+               help="""
+The RPC topic the scheduler listens on for calls and for resource stats
+casts. Every worker of one scheduling domain must use the same topic.
+
+Related options:
+
+* ``[DEFAULT] transport_url``
+"""),
+    cfg.IntOpt("workers", default=1, min=1,
+               help="""
+Number of scheduler worker processes to start. Each worker keeps its own
+host-state cache, serves calls and receives every stats cast (fanout).
+Claims are optimistic and checked in the database, so workers need no
+coordination with each other.
+"""),
+    cfg.IntOpt("max_attempts", default=3, min=1,
+               help="""
+Maximum number of build attempts for one instance: the claimed host plus
+``max_attempts - 1`` alternates returned with each selection, all from the
+claimed host's cell.
+"""),
+    cfg.IntOpt("claim_retry_count", default=10, min=1,
+               help="""
+How many candidate hosts one instance's claim may try after a claim conflict
+(another worker changed the host first) or a capacity miss caused by a stale
+cache, before NoValidHost is raised.
+"""),
+    cfg.IntOpt("service_down_time", default=60, min=1,
+               help="""
+Seconds without a stats report after which a host is considered down and is
+no longer a candidate. Set it to a few times the agents' report interval.
+"""),
+    cfg.IntOpt("usage_sync_interval", default=60, min=0,
+               help="""
+Seconds between full re-reads of provider usage and generations from the
+database into the worker's cache. Peer workers also broadcast their claims,
+so this only bounds staleness when a broadcast is lost. 0 disables it.
+"""),
+    cfg.BoolOpt("broadcast_claims", default=True,
+                help="""
+Broadcast every claim and release to the other workers (fanout cast) so their
+caches see the new usage without waiting for the next usage sync.
+"""),
+    cfg.IntOpt("rpc_executor_threads", default=32, min=1,
+               help="Threads per worker serving RPC calls and casts."),
+    cfg.IntOpt("graceful_shutdown_timeout", default=30, min=0,
+               help="""
+Seconds a worker waits on SIGTERM for in-flight calls to finish before
+exiting.
+"""),
+]
+
+
+def register_opts(conf):
+    conf.register_group(GROUP)
+    conf.register_opts(OPTS, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: OPTS}

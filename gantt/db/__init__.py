@@ -1,0 +1,1 @@
+"""Persistence: the database is the truth, caches are copies of it."""

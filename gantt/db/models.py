@@ -1,0 +1,146 @@
+"""SQLAlchemy models: Placement-shaped tables plus host reports and groups.
+
+Resource classes and traits are stored by name: names are validated when
+they arrive (os-resource-classes / os-traits / CUSTOM_*), and keeping them
+as strings avoids a join on the claim's hot path.
+"""
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+
+class Base(orm.DeclarativeBase):
+    pass
+
+
+class ResourceProvider(Base):
+    __tablename__ = "resource_providers"
+    __table_args__ = (
+        sa.UniqueConstraint("uuid", name="uniq_resource_providers0uuid"),
+        sa.Index("resource_providers_root_idx", "root_provider_id"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = sa.Column(sa.String(36), nullable=False)
+    name = sa.Column(sa.String(200), nullable=False)
+    # bumped by every change of inventory or allocations: the claim's
+    # compare-and-swap token
+    generation = sa.Column(sa.Integer, nullable=False, default=0)
+    root_provider_id = sa.Column(sa.Integer, nullable=True)
+    parent_provider_id = sa.Column(sa.Integer, nullable=True)
+    created_at = sa.Column(sa.DateTime, nullable=False)
+    updated_at = sa.Column(sa.DateTime, nullable=True)
+
+
+class Inventory(Base):
+    __tablename__ = "inventories"
+    __table_args__ = (
+        sa.UniqueConstraint("resource_provider_id", "resource_class",
+                            name="uniq_inventories0rp0rc"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey("resource_providers.id", ondelete="CASCADE"),
+        nullable=False)
+    resource_class = sa.Column(sa.String(255), nullable=False)
+    total = sa.Column(sa.BigInteger, nullable=False)
+    reserved = sa.Column(sa.BigInteger, nullable=False, default=0)
+    min_unit = sa.Column(sa.BigInteger, nullable=False, default=1)
+    max_unit = sa.Column(sa.BigInteger, nullable=False)
+    step_size = sa.Column(sa.BigInteger, nullable=False, default=1)
+    allocation_ratio = sa.Column(sa.Float, nullable=False, default=1.0)
+
+
+class Consumer(Base):
+    __tablename__ = "consumers"
+    __table_args__ = (
+        sa.UniqueConstraint("uuid", name="uniq_consumers0uuid"),
+        sa.Index("consumers_group_idx", "instance_group_uuid"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = sa.Column(sa.String(36), nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=True)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    instance_group_uuid = sa.Column(sa.String(36), nullable=True)
+    generation = sa.Column(sa.Integer, nullable=False, default=0)
+    created_at = sa.Column(sa.DateTime, nullable=False)
+    updated_at = sa.Column(sa.DateTime, nullable=True)
+
+
+class Allocation(Base):
+    __tablename__ = "allocations"
+    __table_args__ = (
+        sa.Index("allocations_consumer_idx", "consumer_uuid"),
+        sa.Index("allocations_rp_rc_idx", "resource_provider_id",
+                 "resource_class"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey("resource_providers.id"), nullable=False)
+    consumer_uuid = sa.Column(sa.String(36), nullable=False)
+    resource_class = sa.Column(sa.String(255), nullable=False)
+    used = sa.Column(sa.BigInteger, nullable=False)
+    created_at = sa.Column(sa.DateTime, nullable=False)
+
+
+class ProviderTrait(Base):
+    __tablename__ = "provider_traits"
+
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey("resource_providers.id", ondelete="CASCADE"),
+        primary_key=True)
+    trait = sa.Column(sa.String(255), primary_key=True)
+
+
+class ProviderAggregate(Base):
+    __tablename__ = "provider_aggregates"
+
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey("resource_providers.id", ondelete="CASCADE"),
+        primary_key=True)
+    aggregate_uuid = sa.Column(sa.String(36), primary_key=True)
+
+
+class HostReport(Base):
+    """The latest report of one compute host, besides its provider rows."""
+
+    __tablename__ = "host_reports"
+    __table_args__ = (
+        sa.Index("host_reports_host_idx", "host"),
+    )
+
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey("resource_providers.id", ondelete="CASCADE"),
+        primary_key=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    nodename = sa.Column(sa.String(255), nullable=False)
+    cell_uuid = sa.Column(sa.String(36), nullable=True)
+    availability_zone = sa.Column(sa.String(255), nullable=True)
+    disabled = sa.Column(sa.Boolean, nullable=False, default=False)
+    report_sequence = sa.Column(sa.BigInteger, nullable=False)
+    num_instances = sa.Column(sa.Integer, nullable=False, default=0)
+    num_io_ops = sa.Column(sa.Integer, nullable=False, default=0)
+    # capabilities, stats and metrics as JSON: operator-visible detail the
+    # scheduler reads only from its cache, never from SQL
+    details = sa.Column(sa.Text, nullable=False, default="{}")
+    agent_updated_at = sa.Column(sa.DateTime, nullable=True)
+    received_at = sa.Column(sa.DateTime, nullable=False)
+
+
+class InstanceGroup(Base):
+    __tablename__ = "instance_groups"
+    __table_args__ = (
+        sa.UniqueConstraint("uuid", name="uniq_instance_groups0uuid"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = sa.Column(sa.String(36), nullable=False)
+    policy = sa.Column(sa.String(32), nullable=False)
+    max_server_per_host = sa.Column(sa.Integer, nullable=True)
+    # bumped by every claim of a member: serialises claims within a group so
+    # that group policy is enforced inside the claim transaction
+    generation = sa.Column(sa.Integer, nullable=False, default=0)
+    created_at = sa.Column(sa.DateTime, nullable=False)

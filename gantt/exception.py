@@ -1,0 +1,80 @@
+"""Domain exceptions: every failure a caller can act on has a type here.
+
+Each exception renders its message from ``msg_fmt`` and keeps its keyword
+arguments in ``kwargs`` so that oslo.messaging can rebuild it on the caller's
+side (the caller must list ``gantt.exception`` in ``allowed_remote_exmods``;
+callers that do not import gantt receive a ``RemoteError`` whose
+``exc_type`` is the class name below, which is a stable part of the wire
+contract).
+"""
+
+
+class GanttException(Exception):
+    """Base class: ``msg_fmt`` % kwargs becomes the message."""
+
+    msg_fmt = "An unknown error occurred."
+    #: stable machine-readable code, never changed once released
+    code = "gantt.unknown"
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError, ValueError):
+                # NOTE: a bad format argument must never hide the error itself
+                message = self.msg_fmt
+        self.message = str(message)
+        super().__init__(self.message)
+
+    def __str__(self):
+        return self.message
+
+
+class NoValidHost(GanttException):
+    msg_fmt = "No valid host was found. %(reason)s"
+    code = "gantt.no_valid_host"
+
+
+class InvalidRequest(GanttException):
+    msg_fmt = "Invalid request: %(reason)s"
+    code = "gantt.invalid_request"
+
+
+class MaxRetriesExceeded(GanttException):
+    msg_fmt = ("Exhausted all hosts available for retrying build failures "
+               "for instance %(instance_uuid)s: %(reason)s")
+    code = "gantt.max_retries_exceeded"
+
+
+class ClaimConflict(GanttException):
+    msg_fmt = ("Resource provider %(provider)s changed (generation %(seen)s) "
+               "while claiming for consumer %(consumer)s")
+    code = "gantt.claim_conflict"
+
+
+class CapacityExceeded(GanttException):
+    msg_fmt = ("Provider %(provider)s cannot supply %(amount)d %(resource_class)s "
+               "to consumer %(consumer)s: %(reason)s")
+    code = "gantt.capacity_exceeded"
+
+
+class GroupPolicyViolation(GanttException):
+    msg_fmt = ("Placing consumer %(consumer)s on %(host)s would break the "
+               "%(policy)s policy of server group %(group)s")
+    code = "gantt.group_policy_violation"
+
+
+class ProviderNotFound(GanttException):
+    msg_fmt = "Resource provider %(uuid)s is not known to the scheduler"
+    code = "gantt.provider_not_found"
+
+
+class ConfigurationError(GanttException):
+    msg_fmt = "Configuration error: %(reason)s"
+    code = "gantt.configuration_error"
+
+
+class MessagingUnavailable(GanttException):
+    msg_fmt = ("Cannot reach the message broker at %(url)s: %(reason)s")
+    code = "gantt.messaging_unavailable"

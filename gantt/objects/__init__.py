@@ -1,0 +1,14 @@
+"""The wire contract: oslo.versionedobjects in the ``gantt`` namespace.
+
+Objects here carry data only: no SQL and no scheduling logic.
+"""
+
+
+def register_all():
+    """Import every object module so that the registry knows them."""
+    __import__("gantt.objects.compute_node")
+    __import__("gantt.objects.request_spec")
+    __import__("gantt.objects.selection")
+    __import__("gantt.objects.host_state")
+    __import__("gantt.objects.usage")
+    __import__("gantt.objects.statistics")

@@ -1,0 +1,68 @@
+"""ComputeNode and Inventory: what an agent reports about one host."""
+
+from gantt.objects import base
+from gantt.objects import fields
+
+
+@base.GanttObjectRegistry.register
+class Inventory(base.GanttObject):
+    """One resource class offered by one provider (Placement semantics).
+
+    Capacity is ``(total - reserved) * allocation_ratio``; a single
+    allocation must lie in ``[min_unit, max_unit]`` and be a multiple of
+    ``step_size``.
+    """
+
+    # Version 1.0: Initial version
+    VERSION = "1.0"
+
+    fields = {
+        "resource_class": fields.StringField(),
+        "total": fields.NonNegativeIntegerField(),
+        "reserved": fields.NonNegativeIntegerField(default=0),
+        "min_unit": fields.IntegerField(default=1),
+        "max_unit": fields.IntegerField(default=2147483647),
+        "step_size": fields.IntegerField(default=1),
+        "allocation_ratio": fields.FloatField(default=1.0),
+    }
+
+    def obj_load_attr(self, attrname):
+        # Unset optional fields read as their defaults, so that a minimal
+        # report (class and total) is complete.
+        self.obj_set_defaults(attrname)
+
+
+@base.GanttObjectRegistry.register
+class ComputeNode(base.GanttObject):
+    """The full state of one host (a resource-provider tree root).
+
+    Agents send the whole state every report interval, never deltas, with a
+    ``report_sequence`` that only grows (for example the agent's clock in
+    nanoseconds): the scheduler drops a report whose sequence is not newer
+    than the one it holds, so duplicated or reordered casts are harmless.
+    """
+
+    # Version 1.0: Initial version
+    VERSION = "1.0"
+
+    fields = {
+        "uuid": fields.UUIDField(),
+        "host": fields.StringField(),
+        "nodename": fields.StringField(),
+        "cell_uuid": fields.UUIDField(nullable=True, default=None),
+        "availability_zone": fields.StringField(nullable=True, default=None),
+        "disabled": fields.BooleanField(default=False),
+        "inventories": fields.ListOfObjectsField("Inventory", default=[]),
+        "traits": fields.ListOfStringsField(default=[]),
+        "aggregates": fields.ListOfStringsField(default=[]),
+        "num_instances": fields.NonNegativeIntegerField(default=0),
+        "num_io_ops": fields.NonNegativeIntegerField(default=0),
+        "capabilities": fields.DictOfStringsField(default={}),
+        "stats": fields.DictOfStringsField(default={}),
+        "metrics": fields.DictOfFloatsField(default={}),
+        "report_sequence": fields.IntegerField(),
+        "updated_at": fields.DateTimeField(nullable=True, default=None),
+    }
+
+    def obj_load_attr(self, attrname):
+        self.obj_set_defaults(attrname)

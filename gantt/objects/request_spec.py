@@ -1,0 +1,133 @@
+"""RequestSpec and its parts: what a conductor asks the scheduler for."""
+
+from gantt.objects import base
+from gantt.objects import fields
+
+
+class _Defaults:
+    """Unset optional fields read as their declared defaults."""
+
+    def obj_load_attr(self, attrname):
+        self.obj_set_defaults(attrname)
+
+
+@base.GanttObjectRegistry.register
+class Flavor(_Defaults, base.GanttObject):
+    """The size of an instance; ``extra_specs`` as in Nova."""
+
+    # Version 1.0: Initial version
+    VERSION = "1.0"
+
+    fields = {
+        "name": fields.StringField(default="unnamed"),
+        "vcpus": fields.NonNegativeIntegerField(default=0),
+        "memory_mb": fields.NonNegativeIntegerField(default=0),
+        "root_gb": fields.NonNegativeIntegerField(default=0),
+        "ephemeral_gb": fields.NonNegativeIntegerField(default=0),
+        "swap": fields.NonNegativeIntegerField(default=0),
+        "extra_specs": fields.DictOfStringsField(default={}),
+    }
+
+
+@base.GanttObjectRegistry.register
+class ImageMeta(_Defaults, base.GanttObject):
+    """The image an instance boots from; only its properties matter here."""
+
+    # Version 1.0: Initial version
+    VERSION = "1.0"
+
+    fields = {
+        "id": fields.StringField(nullable=True, default=None),
+        "name": fields.StringField(nullable=True, default=None),
+        "properties": fields.DictOfStringsField(default={}),
+    }
+
+
+@base.GanttObjectRegistry.register
+class RequestGroup(_Defaults, base.GanttObject):
+    """One group of resources that must come from one provider.
+
+    The unsuffixed group (``suffix`` empty) may be spread across a provider
+    tree; suffixed (granular) groups each come from a single provider.
+    """
+
+    # Version 1.0: Initial version
+    VERSION = "1.0"
+
+    fields = {
+        "suffix": fields.StringField(default=""),
+        "resources": fields.DictOfIntegersField(default={}),
+        "required_traits": fields.ListOfStringsField(default=[]),
+        "forbidden_traits": fields.ListOfStringsField(default=[]),
+        # each inner list is "at least one of these traits"
+        "any_traits": fields.ListOfListsOfStringsField(default=[]),
+        # each inner list is "member of at least one of these aggregates"
+        "member_of": fields.ListOfListsOfStringsField(default=[]),
+        "forbidden_aggregates": fields.ListOfStringsField(default=[]),
+        "in_tree": fields.UUIDField(nullable=True, default=None),
+    }
+
+
+@base.GanttObjectRegistry.register
+class InstanceGroup(_Defaults, base.GanttObject):
+    """A server group: its policy is enforced by filters and in the claim."""
+
+    # Version 1.0: Initial version
+    VERSION = "1.0"
+
+    fields = {
+        "uuid": fields.UUIDField(),
+        "name": fields.StringField(nullable=True, default=None),
+        "policy": fields.GroupPolicyField(),
+        # e.g. {"max_server_per_host": "2"} for anti-affinity
+        "rules": fields.DictOfStringsField(default={}),
+        # instances the caller already knows to be members (may be empty:
+        # the scheduler also knows the members it placed)
+        "members": fields.ListOfStringsField(default=[]),
+        "hosts": fields.ListOfStringsField(default=[]),
+    }
+
+
+@base.GanttObjectRegistry.register
+class Destination(_Defaults, base.GanttObject):
+    """A destination the caller requires (host, node, cell or aggregates)."""
+
+    # Version 1.0: Initial version
+    VERSION = "1.0"
+
+    fields = {
+        "host": fields.StringField(nullable=True, default=None),
+        "node": fields.StringField(nullable=True, default=None),
+        "cell_uuid": fields.UUIDField(nullable=True, default=None),
+        # each entry is a comma-separated "any of" list, as in Nova
+        "aggregates": fields.ListOfStringsField(default=[]),
+    }
+
+
+@base.GanttObjectRegistry.register
+class RequestSpec(_Defaults, base.GanttObject):
+    """Everything the scheduler needs to place ``num_instances`` instances."""
+
+    # Version 1.0: Initial version
+    VERSION = "1.0"
+
+    fields = {
+        "instance_uuid": fields.UUIDField(nullable=True, default=None),
+        "project_id": fields.StringField(nullable=True, default=None),
+        "user_id": fields.StringField(nullable=True, default=None),
+        "num_instances": fields.IntegerField(default=1),
+        "flavor": fields.ObjectField("Flavor"),
+        "image": fields.ObjectField("ImageMeta", nullable=True, default=None),
+        "request_groups": fields.ListOfObjectsField("RequestGroup", default=[]),
+        "group_policy": fields.RequestGroupPolicyField(
+            nullable=True, default=None),
+        "availability_zone": fields.StringField(nullable=True, default=None),
+        "instance_group": fields.ObjectField(
+            "InstanceGroup", nullable=True, default=None),
+        "scheduler_hints": fields.DictOfListOfStringsField(default={}),
+        "requested_destination": fields.ObjectField(
+            "Destination", nullable=True, default=None),
+        "ignore_hosts": fields.ListOfStringsField(default=[]),
+        "force_hosts": fields.ListOfStringsField(default=[]),
+        "force_nodes": fields.ListOfStringsField(default=[]),
+    }

@@ -1,0 +1,87 @@
+"""Candidates: the hosts a request may consider at all, before filtering.
+
+This is the work Placement does for Nova (resource classes offered, traits,
+aggregates, trees) plus the caller's explicit choices (forced, ignored and
+requested destinations). Every host removed here is counted with its cause.
+"""
+
+import numpy as np
+
+from gantt.scheduler import filters as filters_base
+
+
+def for_request(view, request):
+    """The candidate mask of ``view`` for ``request``, with its tally.
+
+    :returns: a :class:`~gantt.scheduler.filters.FilterOutcome`
+    """
+    outcome = filters_base.FilterOutcome(
+        mask=np.ones(view.n, dtype=bool), considered=view.n)
+    for label, keep in _steps(view, request):
+        before = outcome.mask
+        outcome.mask = before & keep
+        removed = int((before & ~keep).sum())
+        if removed:
+            outcome.removed.append((label, removed))
+    return outcome
+
+
+def _steps(view, request):
+    """(label, rows kept) pairs, cheapest and most selective first."""
+    if request.force_hosts:
+        yield "not forced", view.rows_of_hosts(request.force_hosts)
+    if request.force_nodes:
+        yield "not forced", np.isin(view.nodenames,
+                                    list(request.force_nodes))
+    if request.ignore_hosts:
+        yield "ignored", ~view.rows_of_hosts(request.ignore_hosts)
+    dest = request.destination
+    if dest is not None:
+        if dest.host:
+            yield "not the requested host", view.rows_of_hosts([dest.host])
+        if dest.node:
+            yield "not the requested node", view.nodenames == dest.node
+        if dest.cell_uuid:
+            yield "not in the requested cell", (
+                view.column("cell") == view.cell_code(dest.cell_uuid))
+        for any_of in dest.aggregates:
+            yield "not in the requested aggregates", _any_aggregate(
+                view, any_of.split(","))
+    yield from _group_steps(view, request)
+
+
+def _group_steps(view, request):
+    """Placement's request-group semantics on single-provider trees.
+
+    Until provider trees exist every host is one provider, so each group
+    (suffixed or not) must be satisfied by the host itself, and
+    ``group_policy=isolate`` with more than one resource group cannot be met.
+    """
+    groups = [g for g in request.groups if g.resources]
+    if request.group_policy == "isolate" and len(groups) > 1:
+        yield "cannot isolate request groups", np.zeros(view.n, dtype=bool)
+    for group in request.groups:
+        for trait in sorted(group.required_traits):
+            yield "lacked trait %s" % trait, view.has_trait(trait)
+        for trait in sorted(group.forbidden_traits):
+            yield "had forbidden trait %s" % trait, ~view.has_trait(trait)
+        for any_of in group.any_traits:
+            keep = np.zeros(view.n, dtype=bool)
+            for trait in any_of:
+                keep |= view.has_trait(trait)
+            yield "lacked any of traits %s" % ",".join(sorted(any_of)), keep
+        for any_of in group.member_of:
+            yield "not in aggregates %s" % ",".join(sorted(any_of)), (
+                _any_aggregate(view, any_of))
+        for agg in sorted(group.forbidden_aggregates):
+            yield "in forbidden aggregate %s" % agg, ~view.in_aggregate(agg)
+        if group.in_tree:
+            yield "not in tree %s" % group.in_tree, (
+                view.uuids == group.in_tree)
+
+
+def _any_aggregate(view, aggregates):
+    keep = np.zeros(view.n, dtype=bool)
+    for agg in aggregates:
+        keep |= view.in_aggregate(agg.strip())
+    return keep

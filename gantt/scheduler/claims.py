@@ -1,0 +1,95 @@
+"""Claims: write a placement into the database, optimistically.
+
+``Claimer.claim`` runs the compare-and-swap transaction of
+:mod:`gantt.db.allocations` and retries it a bounded number of times when
+another transaction won the race (a generation moved, or the database
+reported a deadlock or serialization failure). A retry re-reads everything,
+so it succeeds whenever the room is still there; when the room is gone the
+caller gets ``CapacityExceeded`` and moves to its next candidate.
+"""
+
+import logging
+import threading
+
+from gantt.db import allocations
+from gantt.db import api as db_api
+from gantt import exception
+
+LOG = logging.getLogger(__name__)
+
+
+class Claimer:
+    def __init__(self, db, conflict_retries=5):
+        self.db = db
+        self.conflict_retries = conflict_retries
+        self._lock = threading.Lock()
+        #: transactions that lost a race and were retried
+        self.conflicts = 0
+
+    def claim(self, consumer_uuid, allocation_map, *, project_id=None,
+              user_id=None, group=None):
+        """Replace the consumer's allocations with ``allocation_map``.
+
+        :param allocation_map: ``{provider uuid: {class: amount}}``
+        :param group: :class:`~gantt.db.allocations.GroupClaim` or None
+        :returns: the touched providers' new states
+        :raises: CapacityExceeded, GroupPolicyViolation, ProviderNotFound,
+            ClaimConflict (only after every retry lost its race)
+        """
+        if group is not None:
+            allocations.ensure_group(self.db, group)
+        last = None
+        for _attempt in range(self.conflict_retries + 1):
+            try:
+                with self.db.begin() as conn:
+                    return allocations.claim(
+                        conn, consumer_uuid, allocation_map,
+                        project_id=project_id, user_id=user_id, group=group)
+            except exception.ClaimConflict as exc:
+                last = exc
+            except Exception as exc:
+                if not db_api.is_conflict(exc):
+                    raise
+                last = exception.ClaimConflict(
+                    provider=",".join(sorted(allocation_map)), seen="?",
+                    consumer=consumer_uuid)
+            with self._lock:
+                self.conflicts += 1
+            LOG.debug("Claim for %s lost a race (%s); retrying",
+                      consumer_uuid, last)
+        raise last
+
+    def release(self, consumer_uuid):
+        """Drop every allocation of the consumer (idempotent)."""
+        for _attempt in range(self.conflict_retries + 1):
+            try:
+                with self.db.begin() as conn:
+                    return allocations.release(conn, consumer_uuid)
+            except Exception as exc:
+                if not db_api.is_conflict(exc):
+                    raise
+        raise exception.ClaimConflict(provider="*", seen="?",
+                                      consumer=consumer_uuid)
+
+    def consumer_group(self, consumer_uuid):
+        with self.db.begin() as conn:
+            return allocations.consumer_group(conn, consumer_uuid)
+
+    def consumer_allocations(self, consumer_uuid):
+        with self.db.begin() as conn:
+            return allocations.consumer_allocations(conn, consumer_uuid)
+
+
+class DatabaseLookup:
+    """What building a request needs to know from the database."""
+
+    def __init__(self, db):
+        self.db = db
+
+    def group_hosts(self, group_uuid):
+        with self.db.begin() as conn:
+            return allocations.group_hosts(conn, group_uuid)
+
+    def consumer_hosts(self, consumer_uuids):
+        with self.db.begin() as conn:
+            return allocations.hosts_of_consumers(conn, consumer_uuids)

@@ -1,0 +1,114 @@
+"""Filters: each removes hosts that cannot take the request, and says why.
+
+A filter is a small class registered under the ``gantt.scheduler.filters``
+entry-point group. It implements ``host_passes`` (one host at a time) and,
+when the rule can be written on whole columns, ``passes_columns`` too; the
+runner prefers the column path. Both paths must agree (a property test
+checks every built-in filter).
+"""
+
+import dataclasses
+
+import numpy as np
+
+
+class BaseFilter:
+    """The filter contract.
+
+    :attr name: the entry-point name operators list in ``enabled_filters``;
+        NoValidHost summaries say "<count> <name>" for the hosts it removed
+    :attr always_run: still applies to forced hosts (resource fit does)
+    """
+
+    name = None
+    always_run = False
+
+    def __init__(self, conf):
+        self.conf = conf
+
+    def host_passes(self, host, request):
+        """Whether one host (a HostRecord) can take one instance."""
+        raise NotImplementedError(self.__class__.__name__)
+
+    def passes_columns(self, view, request):
+        """A boolean array over all rows of ``view``, or None.
+
+        Return None when the rule cannot be vectorised; the runner then calls
+        ``host_passes`` for every remaining row.
+        """
+        return None
+
+    def explain(self, view, request, removed):
+        """Optionally split the removed rows by cause: ``{reason: count}``.
+
+        :param removed: boolean array of the rows this filter removed
+        """
+        return None
+
+    def applies(self, request):
+        """False when the request gives this filter nothing to check."""
+        return True
+
+
+@dataclasses.dataclass
+class FilterOutcome:
+    """Which rows passed, and how many each filter (or cause) removed."""
+
+    mask: np.ndarray
+    considered: int
+    # (label, count) in the order the filters ran
+    removed: list = dataclasses.field(default_factory=list)
+
+    def summary(self):
+        """"0 of 500 hosts available: 320 lacked MEMORY_MB, 180 …"."""
+        parts = ["%d %s" % (count, label) for label, count in self.removed
+                 if count]
+        head = "%d of %d hosts available" % (int(self.mask.sum()),
+                                             self.considered)
+        return head + (": " + ", ".join(parts) if parts else "")
+
+
+class FilterRunner:
+    """Applies the enabled filters in order and keeps the tally."""
+
+    def __init__(self, filters):
+        self.filters = list(filters)
+
+    def run(self, view, request, mask, skip_filters=False):
+        """Narrow ``mask`` (candidates) through every filter.
+
+        :param skip_filters: forced hosts bypass filters, as in Nova; only
+            those marked ``always_run`` (resource fit) still apply
+        """
+        outcome = FilterOutcome(mask=mask.copy(), considered=view.n)
+        for flt in self.filters:
+            if not outcome.mask.any():
+                break
+            if skip_filters and not getattr(flt, "always_run", False):
+                continue
+            if not flt.applies(request):
+                continue
+            before = outcome.mask
+            after = before & self._passes(flt, view, request, before)
+            removed = before & ~after
+            outcome.mask = after
+            count = int(removed.sum())
+            if not count:
+                continue
+            detail = flt.explain(view, request, removed)
+            if detail:
+                outcome.removed.extend(sorted(detail.items(),
+                                              key=lambda kv: -kv[1]))
+            else:
+                outcome.removed.append((flt.name, count))
+        return outcome
+
+    @staticmethod
+    def _passes(flt, view, request, mask):
+        result = flt.passes_columns(view, request)
+        if result is not None:
+            return result
+        out = np.zeros(view.n, dtype=bool)
+        for row in np.flatnonzero(mask):
+            out[row] = flt.host_passes(view.record(row), request)
+        return out

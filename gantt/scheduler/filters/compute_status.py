@@ -1,0 +1,23 @@
+"""ComputeFilter: only hosts that are enabled and reported recently."""
+
+from gantt.scheduler import filters
+
+
+class ComputeFilter(filters.BaseFilter):
+    """A host is usable when it is not disabled and its last report is no
+    older than ``[scheduler] service_down_time``."""
+
+    name = "ComputeFilter"
+
+    def host_passes(self, host, request):
+        return host.up and not host.disabled
+
+    def passes_columns(self, view, request):
+        return view.up() & ~view.column("disabled")
+
+    def explain(self, view, request, removed):
+        down = removed & ~view.up()
+        disabled = removed & ~down
+        return {"were down (no report within service_down_time)":
+                int(down.sum()),
+                "were disabled": int(disabled.sum())}

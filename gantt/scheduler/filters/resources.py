@@ -1,0 +1,39 @@
+"""ResourceFilter: the host has room for every requested resource class.
+
+Placement's inventory rule, per class: the amount lies within
+``[min_unit, max_unit]``, is a multiple of ``step_size``, and
+``used + amount <= (total - reserved) * allocation_ratio``.
+"""
+
+import numpy as np
+
+from gantt.scheduler import filters
+
+
+class ResourceFilter(filters.BaseFilter):
+    name = "ResourceFilter"
+    # forced hosts skip filters, never capacity: the claim would refuse them
+    always_run = True
+
+    def host_passes(self, host, request):
+        for rc, amount in request.resources.items():
+            slot = host.resources.get(rc)
+            if slot is None or not slot.fits(amount):
+                return False
+        return True
+
+    def passes_columns(self, view, request):
+        mask = np.ones(view.n, dtype=bool)
+        for rc, amount in request.resources.items():
+            mask &= view.fits(rc, amount)
+        return mask
+
+    def explain(self, view, request, removed):
+        """Charge each removed host to the first class it lacked."""
+        left = removed.copy()
+        counts = {}
+        for rc, amount in sorted(request.resources.items()):
+            lacked = left & ~view.fits(rc, amount)
+            counts["lacked %s" % rc] = int(lacked.sum())
+            left &= ~lacked
+        return counts

@@ -1,0 +1,411 @@
+"""HostStateCache: every host's latest report and usage, as numpy columns.
+
+One row per host (a resource-provider tree root), one column per resource
+class, trait or aggregate. Filters and weighers read whole columns at once.
+
+Concurrency model: writers (stats reports, usage updates) hold ``_lock`` and
+change elements in place; when a table must grow (a new host, class, trait or
+aggregate) the writer builds bigger arrays and swaps in a new ``HostTable``.
+A request takes ``cache.table`` once and keeps that reference, so it always
+sees arrays of consistent shapes. It may see one host's row half-updated;
+that can cost a claim retry, never an overcommit, because every claim is
+checked again in the database.
+"""
+
+import dataclasses
+import datetime
+import threading
+import time
+
+import numpy as np
+
+from gantt.objects import host_state as host_state_obj
+
+_INITIAL_ROWS = 64
+_INITIAL_COLS = 8
+
+
+class _Index:
+    """A growing name -> column number map."""
+
+    def __init__(self, names=()):
+        self.by_name = {}
+        self.names = []
+        for name in names:
+            self.add(name)
+
+    def add(self, name):
+        col = self.by_name.get(name)
+        if col is None:
+            col = self.by_name[name] = len(self.names)
+            self.names.append(name)
+        return col
+
+    def get(self, name):
+        return self.by_name.get(name)
+
+    def __len__(self):
+        return len(self.names)
+
+
+def _grow(array, rows, cols=None):
+    """A copy of ``array`` padded with zeros to ``rows`` (x ``cols``)."""
+    shape = (rows,) if array.ndim == 1 else (rows, cols)
+    out = np.zeros(shape, dtype=array.dtype)
+    if array.ndim == 1:
+        out[:array.shape[0]] = array
+    else:
+        out[:array.shape[0], :array.shape[1]] = array
+    return out
+
+
+@dataclasses.dataclass
+class HostTable:
+    """All hosts as columns. Rows ``[0, n)`` are live; the rest is spare.
+
+    Resource matrices are ``rows x classes``; ``has_inventory`` tells which
+    classes a host offers at all.
+    """
+
+    n: int
+    resource_classes: _Index
+    traits_index: _Index
+    aggregates_index: _Index
+    zones_index: _Index
+    cells_index: _Index
+    # identity
+    uuids: np.ndarray          # object
+    hosts: np.ndarray          # object
+    nodenames: np.ndarray      # object
+    cell: np.ndarray           # int32 index into cells_index, -1 = none
+    zone: np.ndarray           # int32 index into zones_index, -1 = none
+    # status
+    disabled: np.ndarray       # bool
+    last_seen: np.ndarray      # float64 epoch seconds of the last report
+    report_sequence: np.ndarray  # int64
+    generation: np.ndarray     # int64, as last known from the database
+    num_instances: np.ndarray  # int64
+    num_io_ops: np.ndarray     # int64
+    # resources
+    has_inventory: np.ndarray  # bool  rows x classes
+    total: np.ndarray          # int64 rows x classes
+    reserved: np.ndarray       # int64
+    min_unit: np.ndarray       # int64
+    max_unit: np.ndarray       # int64
+    step_size: np.ndarray      # int64
+    allocation_ratio: np.ndarray  # float64
+    used: np.ndarray           # int64
+    # memberships
+    traits: np.ndarray         # bool rows x traits
+    aggregates: np.ndarray     # bool rows x aggregates
+    # free-form per-host detail for plugins that need it
+    capabilities: list
+    stats: list
+    metrics: list
+    updated_at: list
+    row_by_uuid: dict
+    rows_by_host: dict          # host name -> list of rows
+
+    @classmethod
+    def empty(cls, rows=_INITIAL_ROWS, cols=_INITIAL_COLS):
+        def obj():
+            return np.empty(rows, dtype=object)
+
+        def mat(dtype):
+            return np.zeros((rows, cols), dtype=dtype)
+
+        return cls(
+            n=0,
+            resource_classes=_Index(), traits_index=_Index(),
+            aggregates_index=_Index(), zones_index=_Index(),
+            cells_index=_Index(),
+            uuids=obj(), hosts=obj(), nodenames=obj(),
+            cell=np.full(rows, -1, dtype=np.int32),
+            zone=np.full(rows, -1, dtype=np.int32),
+            disabled=np.zeros(rows, dtype=bool),
+            last_seen=np.zeros(rows), report_sequence=np.zeros(rows, np.int64),
+            generation=np.zeros(rows, np.int64),
+            num_instances=np.zeros(rows, np.int64),
+            num_io_ops=np.zeros(rows, np.int64),
+            has_inventory=mat(bool), total=mat(np.int64),
+            reserved=mat(np.int64), min_unit=mat(np.int64),
+            max_unit=mat(np.int64), step_size=mat(np.int64),
+            allocation_ratio=mat(np.float64), used=mat(np.int64),
+            traits=mat(bool), aggregates=mat(bool),
+            capabilities=[None] * rows, stats=[None] * rows,
+            metrics=[None] * rows, updated_at=[None] * rows,
+            row_by_uuid={}, rows_by_host={},
+        )
+
+    # -- shape ------------------------------------------------------------
+
+    @property
+    def row_capacity(self):
+        return self.uuids.shape[0]
+
+    def grown(self, rows=None, rc_cols=None, trait_cols=None, agg_cols=None):
+        """A new table with room for more rows and/or columns.
+
+        Indexes are copied, not shared: a reader of the old table must never
+        find a name whose column its arrays do not have.
+        """
+        rows = max(rows or 0, self.row_capacity)
+        rc_cols = max(rc_cols or 0, self.total.shape[1])
+        trait_cols = max(trait_cols or 0, self.traits.shape[1])
+        agg_cols = max(agg_cols or 0, self.aggregates.shape[1])
+        fields = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                if value.ndim == 1:
+                    grown = _grow(value, rows)
+                    if f.name in ("cell", "zone"):
+                        grown[value.shape[0]:] = -1
+                elif f.name == "traits":
+                    grown = _grow(value, rows, trait_cols)
+                elif f.name == "aggregates":
+                    grown = _grow(value, rows, agg_cols)
+                else:
+                    grown = _grow(value, rows, rc_cols)
+                value = grown
+            elif isinstance(value, list):
+                value = value + [None] * (rows - len(value))
+            elif isinstance(value, _Index):
+                value = _Index(value.names)
+            elif isinstance(value, dict):
+                value = {k: (list(v) if isinstance(v, list) else v)
+                         for k, v in value.items()}
+            fields[f.name] = value
+        return HostTable(**fields)
+
+    def host_state(self, row, now, service_down_time):
+        """The operator view of one row, as a HostState object."""
+        resources = []
+        for col, rc in enumerate(self.resource_classes.names):
+            if not self.has_inventory[row, col]:
+                continue
+            total = int(self.total[row, col])
+            reserved = int(self.reserved[row, col])
+            ratio = float(self.allocation_ratio[row, col])
+            used = int(self.used[row, col])
+            resources.append(host_state_obj.ResourceUsage(
+                resource_class=rc, total=total, reserved=reserved,
+                allocation_ratio=ratio, used=used,
+                free=int((total - reserved) * ratio) - used))
+        cell = int(self.cell[row])
+        zone = int(self.zone[row])
+        return host_state_obj.HostState(
+            uuid=self.uuids[row], host=self.hosts[row],
+            nodename=self.nodenames[row],
+            cell_uuid=self.cells_index.names[cell] if cell >= 0 else None,
+            availability_zone=(self.zones_index.names[zone]
+                               if zone >= 0 else None),
+            resources=resources,
+            traits=[t for c, t in enumerate(self.traits_index.names)
+                    if self.traits[row, c]],
+            aggregates=[a for c, a in enumerate(self.aggregates_index.names)
+                        if self.aggregates[row, c]],
+            num_instances=int(self.num_instances[row]),
+            num_io_ops=int(self.num_io_ops[row]),
+            generation=int(self.generation[row]),
+            report_sequence=int(self.report_sequence[row]),
+            updated_at=self.updated_at[row],
+            up=bool(now - self.last_seen[row] <= service_down_time),
+            disabled=bool(self.disabled[row]),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class HostReport:
+    """One host's report as the cache stores it (built from ComputeNode or
+    from the database at start-up)."""
+
+    uuid: str
+    host: str
+    nodename: str
+    cell_uuid: str | None
+    availability_zone: str | None
+    disabled: bool
+    report_sequence: int
+    num_instances: int
+    num_io_ops: int
+    # resource class -> (total, reserved, min_unit, max_unit, step, ratio)
+    inventories: dict
+    traits: frozenset
+    aggregates: frozenset
+    capabilities: dict
+    stats: dict
+    metrics: dict
+    updated_at: datetime.datetime | None
+    received_at: float
+
+    @classmethod
+    def from_compute_node(cls, node, received_at):
+        return cls(
+            uuid=node.uuid, host=node.host, nodename=node.nodename,
+            cell_uuid=node.cell_uuid,
+            availability_zone=node.availability_zone,
+            disabled=node.disabled, report_sequence=node.report_sequence,
+            num_instances=node.num_instances, num_io_ops=node.num_io_ops,
+            inventories={
+                inv.resource_class: (inv.total, inv.reserved, inv.min_unit,
+                                     inv.max_unit, inv.step_size,
+                                     inv.allocation_ratio)
+                for inv in node.inventories},
+            traits=frozenset(node.traits),
+            aggregates=frozenset(node.aggregates),
+            capabilities=dict(node.capabilities), stats=dict(node.stats),
+            metrics=dict(node.metrics), updated_at=node.updated_at,
+            received_at=received_at)
+
+
+class HostStateCache:
+    """The worker's in-memory copy of every host, kept fresh by reports."""
+
+    def __init__(self, clock=time.time):
+        self._lock = threading.Lock()
+        self._clock = clock
+        self.table = HostTable.empty()
+
+    def __len__(self):
+        return self.table.n
+
+    # -- reports ----------------------------------------------------------
+
+    def apply_report(self, report):
+        """Store a host report; False when it is not newer than the cache's.
+
+        :param report: a :class:`HostReport`
+        """
+        with self._lock:
+            table = self.table
+            row = table.row_by_uuid.get(report.uuid)
+            if row is not None and (
+                    table.report_sequence[row] >= report.report_sequence):
+                return False
+            table = self._make_room(table, report, row is None)
+            if row is None:
+                # NOTE: write the row before publishing it (uuid map, n), so
+                # that a reader never sees a live row full of zeros
+                row = table.n
+                table.uuids[row] = report.uuid
+                self._write_row(table, row, report)
+                table.row_by_uuid[report.uuid] = row
+                table.n += 1
+            else:
+                self._write_row(table, row, report)
+            self.table = table
+            return True
+
+    def _make_room(self, table, report, new_row):
+        """Return ``table``, or a grown copy if the report does not fit."""
+        wanted = (
+            (table.resource_classes, report.inventories),
+            (table.traits_index, report.traits),
+            (table.aggregates_index, report.aggregates),
+        )
+        new = [[n for n in names if index.get(n) is None]
+               for index, names in wanted]
+        rows = table.row_capacity
+        if new_row and table.n >= rows:
+            rows *= 2
+        rc_cols = _room(table.total.shape[1],
+                        len(table.resource_classes) + len(new[0]))
+        t_cols = _room(table.traits.shape[1],
+                       len(table.traits_index) + len(new[1]))
+        a_cols = _room(table.aggregates.shape[1],
+                       len(table.aggregates_index) + len(new[2]))
+        if (rows, rc_cols, t_cols, a_cols) != (
+                table.row_capacity, table.total.shape[1],
+                table.traits.shape[1], table.aggregates.shape[1]):
+            table = table.grown(rows, rc_cols, t_cols, a_cols)
+        for index, names in zip((table.resource_classes, table.traits_index,
+                                 table.aggregates_index), new):
+            for name in names:
+                index.add(name)
+        return table
+
+    def _write_row(self, table, row, report):
+        old_host = table.hosts[row]
+        if old_host != report.host:
+            if old_host is not None:
+                table.rows_by_host[old_host].remove(row)
+            table.rows_by_host.setdefault(report.host, []).append(row)
+        table.hosts[row] = report.host
+        table.nodenames[row] = report.nodename
+        table.cell[row] = (table.cells_index.add(report.cell_uuid)
+                           if report.cell_uuid else -1)
+        table.zone[row] = (table.zones_index.add(report.availability_zone)
+                           if report.availability_zone else -1)
+        table.disabled[row] = report.disabled
+        table.last_seen[row] = report.received_at
+        table.report_sequence[row] = report.report_sequence
+        table.num_instances[row] = report.num_instances
+        table.num_io_ops[row] = report.num_io_ops
+        table.has_inventory[row] = False
+        for rc, (total, reserved, min_u, max_u, step, ratio) in (
+                report.inventories.items()):
+            col = table.resource_classes.get(rc)
+            table.has_inventory[row, col] = True
+            table.total[row, col] = total
+            table.reserved[row, col] = reserved
+            table.min_unit[row, col] = min_u
+            table.max_unit[row, col] = max_u
+            table.step_size[row, col] = step
+            table.allocation_ratio[row, col] = ratio
+        # a class no longer reported offers nothing
+        table.total[row, ~table.has_inventory[row]] = 0
+        table.traits[row] = False
+        for trait in report.traits:
+            table.traits[row, table.traits_index.get(trait)] = True
+        table.aggregates[row] = False
+        for agg in report.aggregates:
+            table.aggregates[row, table.aggregates_index.get(agg)] = True
+        table.capabilities[row] = report.capabilities
+        table.stats[row] = report.stats
+        table.metrics[row] = report.metrics
+        table.updated_at[row] = report.updated_at
+
+    # -- usage ------------------------------------------------------------
+
+    def apply_usage(self, provider_uuid, generation, usages):
+        """Set a host's usage as of ``generation``; older news is ignored.
+
+        :param usages: resource class -> total amount used on the provider
+        :returns: True if the cache changed
+        """
+        with self._lock:
+            table = self.table
+            row = table.row_by_uuid.get(provider_uuid)
+            if row is None or table.generation[row] > generation:
+                return False
+            table.generation[row] = generation
+            table.used[row] = 0
+            for rc, amount in usages.items():
+                col = table.resource_classes.get(rc)
+                if col is not None:
+                    table.used[row, col] = amount
+            return True
+
+    # -- reading ----------------------------------------------------------
+
+    def host_states(self, service_down_time, hosts=None):
+        table = self.table
+        now = self._clock()
+        rows = range(table.n)
+        if hosts:
+            wanted = set(hosts)
+            rows = [r for r in rows if table.hosts[r] in wanted
+                    or table.uuids[r] in wanted]
+        return [table.host_state(r, now, service_down_time) for r in rows]
+
+    def now(self):
+        return self._clock()
+
+
+def _room(allocated, needed):
+    if needed <= allocated:
+        return allocated
+    while allocated < needed:
+        allocated *= 2
+    return allocated

@@ -1,0 +1,407 @@
+"""SchedulerManager: the pipeline, top to bottom.
+
+    stats cast  -> validate -> database (sequence-guarded) -> host cache
+    request     -> ResourceRequest -> candidates -> filters -> weighers
+                -> claim (best first; lost race or stale cache -> next)
+                -> selections [claimed, alternates...]
+    build failed -> reclaim on the alternates, or MaxRetriesExceeded
+
+This module knows objects, the database API and the plugins; it never
+touches oslo.messaging (the RPC layer hands it a ``broadcast`` callable).
+"""
+
+import collections
+import datetime
+import json
+import logging
+import random
+import threading
+import time
+
+import numpy as np
+from oslo_utils import timeutils
+
+from gantt.db import allocations as db_allocations
+from gantt.db import providers as db_providers
+from gantt import exception
+from gantt.objects import statistics as statistics_obj
+from gantt.objects import usage as usage_obj
+from gantt.scheduler import candidates
+from gantt.scheduler import claims
+from gantt.scheduler import filters as filters_base
+from gantt.scheduler import host_cache
+from gantt.scheduler import host_view
+from gantt.scheduler import plugins
+from gantt.scheduler import request as request_mod
+from gantt.scheduler import selections
+from gantt.scheduler import weighers as weighers_base
+
+LOG = logging.getLogger(__name__)
+
+#: errors after which a claim moves on to the next candidate host
+_NEXT_CANDIDATE = (exception.CapacityExceeded, exception.ClaimConflict,
+                   exception.GroupPolicyViolation, exception.ProviderNotFound)
+
+
+class Counters:
+    """Thread-safe counters behind ``get_statistics``."""
+
+    NAMES = ("requests", "placements", "no_valid_host", "reports_applied",
+             "reports_stale", "messages_rejected")
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.values = collections.Counter()
+        self.eliminations = collections.Counter()
+
+    def add(self, name, amount=1):
+        with self._lock:
+            self.values[name] += amount
+
+    def eliminated(self, removed):
+        with self._lock:
+            for label, count in removed:
+                self.eliminations[label] += count
+
+
+class SchedulerManager:
+    """One worker's scheduler: cache, plugins, claims."""
+
+    def __init__(self, conf, db, *, broadcast=None, clock=time.time,
+                 worker_name="gantt", rng=None):
+        self.conf = conf
+        self.db = db
+        self.worker_name = worker_name
+        self.cache = host_cache.HostStateCache(clock)
+        self.filters = filters_base.FilterRunner(plugins.load(
+            plugins.FILTERS, conf.filter_scheduler.enabled_filters, conf))
+        self.weighers = weighers_base.WeigherRunner(plugins.load(
+            plugins.WEIGHERS, conf.filter_scheduler.enabled_weighers, conf))
+        self.claimer = claims.Claimer(db)
+        self.lookup = claims.DatabaseLookup(db)
+        self.counters = Counters()
+        self.ready = threading.Event()
+        self._broadcast = broadcast or (lambda states: None)
+        self._rng = rng or random.Random()
+
+    # -- start-up ---------------------------------------------------------
+
+    def load_cache(self):
+        """Fill the cache from the database; the worker is then ready.
+
+        Reports cast while this runs are applied as they come; the cache
+        keeps whichever of a stored and a cast report is newer.
+        """
+        started = time.monotonic()
+        stored = db_providers.load_hosts(self.db)
+        for host in stored:
+            report = _report_from_row(host)
+            self.cache.apply_report(report)
+            self.cache.apply_usage(host.uuid, host.generation, host.usage)
+        self.ready.set()
+        LOG.info("Host cache loaded: %d hosts from the database in %.2fs",
+                 len(stored), time.monotonic() - started)
+
+    # -- stats ------------------------------------------------------------
+
+    def update_resource_stats(self, node):
+        """Store an agent's report; False if it was not newer than ours.
+
+        :raises: InvalidRequest (nothing is stored)
+        """
+        _validate_node(node)
+        received = timeutils.utcnow()
+        saved = db_providers.save_report(self.db, node, received)
+        if saved.refused:
+            LOG.warning("Host %s (%s): inventory change refused for %s",
+                        node.host, node.uuid, "; ".join(
+                            "%s: %s" % kv for kv in saved.refused.items()))
+        report = host_cache.HostReport.from_compute_node(
+            node, received_at=self.cache.now())
+        applied = self.cache.apply_report(report)
+        self.counters.add("reports_applied" if applied else "reports_stale")
+        if not applied:
+            LOG.debug("Ignored report %d of %s: not newer than the cache's",
+                      node.report_sequence, node.host)
+        return applied
+
+    def apply_peer_usage(self, usages):
+        """Another worker committed claims: take the providers' new usage."""
+        for usage in usages:
+            self.cache.apply_usage(usage.resource_provider_uuid,
+                                   usage.generation, dict(usage.usages))
+
+    def sync_usage(self):
+        """Re-read every provider's usage and generation from the database."""
+        for uuid, (generation, usage) in db_providers.usages_by_uuid(
+                self.db).items():
+            self.cache.apply_usage(uuid, generation, usage)
+
+    # -- scheduling -------------------------------------------------------
+
+    def select_destinations(self, spec, instance_uuids,
+                            return_alternates=True):
+        """Place every instance, or none of them.
+
+        :returns: one list per instance: ``[claimed, alternates...]``
+        :raises: InvalidRequest, NoValidHost
+        """
+        started = time.monotonic()
+        self.counters.add("requests")
+        request = request_mod.from_spec(spec, instance_uuids, self.lookup)
+        view = self._view()
+        cands = candidates.for_request(view, request)
+        placed = []
+        try:
+            for uuid in instance_uuids:
+                placed.append(self._place_one(view, request, cands, uuid,
+                                              return_alternates))
+        except exception.NoValidHost:
+            self._roll_back([sel[0].consumer_uuid for sel in placed])
+            self.counters.add("no_valid_host")
+            raise
+        self.counters.add("placements", len(placed))
+        LOG.info("Placed %d instance(s) in %.1f ms: %s", len(placed),
+                 (time.monotonic() - started) * 1000, ", ".join(
+                     "%s on %s" % (s[0].consumer_uuid, s[0].service_host)
+                     for s in placed))
+        return placed
+
+    def _view(self):
+        return host_view.HostView(
+            self.cache.table, self.cache.now(),
+            self.conf.scheduler.service_down_time)
+
+    def _place_one(self, view, request, cands, consumer_uuid,
+                   return_alternates):
+        """Filter, weigh and claim for one instance.
+
+        Each failed claim excludes its host and starts over from the
+        filters, which is cheap on columns and keeps every decision on the
+        freshest data (the failed host was re-read from the database).
+        """
+        failed = np.zeros(view.n, dtype=bool)
+        retries = self.conf.scheduler.claim_retry_count
+        for _attempt in range(retries):
+            outcome = self._filter(view, request, cands, failed)
+            if not outcome.mask.any():
+                self._no_valid_host(request, outcome)
+            rows, weights = self._rank(view, request, outcome.mask)
+            pick = self._pick(weights)
+            row = int(rows[pick])
+            resources = request.resources
+            try:
+                states = self.claimer.claim(
+                    consumer_uuid,
+                    {view.uuids[row]: resources},
+                    project_id=request.spec.project_id,
+                    user_id=request.spec.user_id,
+                    group=_group_claim(request))
+            except _NEXT_CANDIDATE as exc:
+                LOG.info("Claim for %s on %s failed (%s); trying the next "
+                         "host", consumer_uuid, view.hosts[row], exc)
+                failed[row] = True
+                self._refresh_after_failure(request, view.uuids[row], exc)
+                continue
+            self._claimed(states)
+            view.consume(row, resources)
+            if request.instance_group is not None:
+                request.instance_group.hosts[view.hosts[row]] += 1
+            chosen = selections.build(view, row, consumer_uuid, resources,
+                                      weights[pick], claimed=True)
+            alternates = []
+            if return_alternates:
+                alternates = [
+                    selections.build(view, alt, consumer_uuid, resources,
+                                     weight, claimed=False)
+                    for alt, weight in selections.alternates(
+                        view, rows, weights, row,
+                        self.conf.scheduler.max_attempts - 1)]
+            return [chosen] + alternates
+        raise exception.NoValidHost(
+            reason="claims failed on %d hosts in a row (lost races or "
+                   "stale cache); try again" % retries)
+
+    def _filter(self, view, request, cands, failed):
+        mask = cands.mask & ~failed
+        outcome = self.filters.run(view, request, mask,
+                                   skip_filters=request.forced)
+        outcome.removed = list(cands.removed) + outcome.removed
+        if failed.any():
+            outcome.removed.append(("failed to claim",
+                                    int((cands.mask & failed).sum())))
+        return outcome
+
+    def _rank(self, view, request, mask, top=None):
+        """Candidate rows best first (only the best ``top`` are sorted)."""
+        rows = np.flatnonzero(mask)
+        totals, _parts = self.weighers.run(view, request, rows)
+        top = top or (self.conf.filter_scheduler.host_subset_size
+                      + self.conf.scheduler.max_attempts)
+        if len(rows) > top:
+            best = np.argpartition(-totals, top)[:top]
+            rows, totals = rows[best], totals[best]
+        order = np.argsort(-totals, kind="stable")
+        return rows[order], totals[order]
+
+    def _pick(self, weights):
+        """Index of the host to claim among the ranked ones."""
+        fs = self.conf.filter_scheduler
+        if fs.shuffle_best_same_weighed_hosts:
+            best = np.flatnonzero(weights == weights[0])
+            if fs.host_subset_size <= len(best):
+                return int(self._rng.choice(best))
+        subset = min(fs.host_subset_size, len(weights))
+        return self._rng.randrange(subset)
+
+    def _no_valid_host(self, request, outcome):
+        self.counters.eliminated(outcome.removed)
+        summary = outcome.summary()
+        LOG.info("No valid host for request %s (flavor %s): %s",
+                 request.spec.instance_uuid, request.spec.flavor.name,
+                 summary)
+        raise exception.NoValidHost(reason=summary)
+
+    def _refresh_after_failure(self, request, provider_uuid, exc):
+        """Re-read what the failed claim found changed."""
+        for uuid, (generation, usage) in db_providers.usages_by_uuid(
+                self.db, [provider_uuid]).items():
+            self.cache.apply_usage(uuid, generation, usage)
+        group = request.instance_group
+        if group is not None and isinstance(
+                exc, exception.GroupPolicyViolation):
+            group.hosts.clear()
+            group.hosts.update(self.lookup.group_hosts(group.uuid))
+
+    def _claimed(self, states):
+        for state in states:
+            self.cache.apply_usage(state.uuid, state.generation, state.usages)
+        if self.conf.scheduler.broadcast_claims and states:
+            self._broadcast([usage_obj.ProviderUsage(
+                resource_provider_uuid=s.uuid, generation=s.generation,
+                usages=s.usages) for s in states])
+
+    def _roll_back(self, consumer_uuids):
+        for uuid in consumer_uuids:
+            self._claimed(self.claimer.release(uuid))
+        if consumer_uuids:
+            LOG.info("Rolled back %d claim(s) of an all-or-nothing request",
+                     len(consumer_uuids))
+
+    # -- after a failed build ---------------------------------------------
+
+    def reclaim(self, instance_uuid, failed_selection, alternates):
+        """Move an instance whose build failed to its first fitting alternate.
+
+        The failed host's allocation is released first; then each alternate
+        is claimed in turn with its own allocation request and the
+        instance's server-group rule. Returns the claimed Selection.
+
+        :raises: MaxRetriesExceeded, with nothing left allocated
+        """
+        group = self.claimer.consumer_group(instance_uuid)
+        self._claimed(self.claimer.release(instance_uuid))
+        LOG.info("Build of %s failed on %s; released, trying %d alternate(s)",
+                 instance_uuid, failed_selection.service_host
+                 if failed_selection else "?", len(alternates))
+        reasons = []
+        for alt in alternates:
+            try:
+                states = self.claimer.claim(
+                    instance_uuid, alt.allocation_request.as_mapping(),
+                    group=group)
+            except _NEXT_CANDIDATE as exc:
+                reasons.append("%s: %s" % (alt.service_host, exc))
+                continue
+            self._claimed(states)
+            LOG.info("Re-claimed %s on alternate %s", instance_uuid,
+                     alt.service_host)
+            alt = alt.obj_clone()
+            alt.claimed = True
+            alt.consumer_uuid = instance_uuid
+            return alt
+        raise exception.MaxRetriesExceeded(
+            instance_uuid=instance_uuid,
+            reason="; ".join(reasons) or "no alternates were given")
+
+    def release(self, consumer_uuid):
+        """Free everything the consumer holds; a no-op if it holds nothing."""
+        states = self.claimer.release(consumer_uuid)
+        self._claimed(states)
+        if states:
+            LOG.info("Released %s from %d provider(s)", consumer_uuid,
+                     len(states))
+        return bool(states)
+
+    # -- operators --------------------------------------------------------
+
+    def get_host_states(self, hosts=None):
+        return self.cache.host_states(self.conf.scheduler.service_down_time,
+                                      hosts)
+
+    def get_statistics(self):
+        values = self.counters.values
+        return statistics_obj.SchedulerStatistics(
+            worker=self.worker_name, hosts=len(self.cache),
+            requests=values["requests"], placements=values["placements"],
+            no_valid_host=values["no_valid_host"],
+            claim_conflicts=self.claimer.conflicts,
+            reports_applied=values["reports_applied"],
+            reports_stale=values["reports_stale"],
+            messages_rejected=values["messages_rejected"],
+            filter_eliminations=dict(self.counters.eliminations))
+
+
+def _group_claim(request):
+    group = request.instance_group
+    if group is None or not group.is_hard:
+        return None
+    return db_allocations.GroupClaim(group.uuid, group.policy,
+                                     group.max_per_host)
+
+
+def _validate_node(node):
+    """Reject a report that would corrupt the model, naming the bad value."""
+    for field in ("uuid", "host", "nodename", "report_sequence"):
+        if not node.obj_attr_is_set(field):
+            raise exception.InvalidRequest(
+                reason="ComputeNode.%s is required" % field)
+    seen = set()
+    for inv in node.inventories:
+        rc = request_mod.validate_resource_class(inv.resource_class)
+        if rc in seen:
+            raise exception.InvalidRequest(
+                reason="resource class %s reported twice" % rc)
+        seen.add(rc)
+        if inv.reserved > inv.total:
+            raise exception.InvalidRequest(
+                reason="%s: reserved %d exceeds total %d"
+                       % (rc, inv.reserved, inv.total))
+        if not 1 <= inv.min_unit <= inv.max_unit or inv.step_size < 1:
+            raise exception.InvalidRequest(
+                reason="%s: need 1 <= min_unit <= max_unit and step_size "
+                       ">= 1" % rc)
+        if inv.allocation_ratio <= 0:
+            raise exception.InvalidRequest(
+                reason="%s: allocation_ratio must be positive" % rc)
+    for trait in node.traits:
+        request_mod.validate_trait(trait)
+
+
+def _report_from_row(host):
+    """A cache report from a :class:`~gantt.db.providers.StoredHost`."""
+    r = host.report
+    details = json.loads(r["details"] or "{}")
+    received = r["received_at"]
+    return host_cache.HostReport(
+        uuid=host.uuid, host=r["host"], nodename=r["nodename"],
+        cell_uuid=r["cell_uuid"], availability_zone=r["availability_zone"],
+        disabled=bool(r["disabled"]), report_sequence=r["report_sequence"],
+        num_instances=r["num_instances"], num_io_ops=r["num_io_ops"],
+        inventories=host.inventories, traits=frozenset(host.traits),
+        aggregates=frozenset(host.aggregates),
+        capabilities=details.get("capabilities", {}),
+        stats=details.get("stats", {}), metrics=details.get("metrics", {}),
+        updated_at=r["agent_updated_at"],
+        received_at=received.replace(
+            tzinfo=datetime.timezone.utc).timestamp())

@@ -1,0 +1,34 @@
+"""pytest glue: expose the fixtures.Fixture classes as pytest fixtures."""
+
+import pytest
+
+from gantt.tests import fixtures as gantt_fixtures
+
+
+def _use(fixture):
+    fixture.setUp()
+    return fixture
+
+
+@pytest.fixture
+def conf():
+    fx = _use(gantt_fixtures.Conf())
+    yield fx.conf
+    fx.cleanUp()
+
+
+@pytest.fixture
+def sqlite_db():
+    fx = _use(gantt_fixtures.Database("sqlite"))
+    yield fx.db
+    fx.cleanUp()
+
+
+@pytest.fixture
+def manager(conf, sqlite_db):
+    """A SchedulerManager on SQLite with an empty, ready cache."""
+    from gantt.scheduler import manager as manager_mod
+    conf.set_override("connection", sqlite_db.url, "database")
+    mgr = manager_mod.SchedulerManager(conf, sqlite_db)
+    mgr.load_cache()
+    return mgr
