@@ -40,6 +40,20 @@ cache, before NoValidHost is raised.
 Seconds without a stats report after which a host is considered down and is
 no longer a candidate. Set it to a few times the agents' report interval.
 """),
+    cfg.IntOpt("report_persist_interval", default=30, min=0,
+               help="""
+Seconds during which a worker does not write again a host report whose
+content (inventories, traits, aggregates, zone, stats…) is unchanged since
+it last wrote it. Agents re-send full state every report interval; writing
+each unchanged copy from every worker would cost a database transaction per
+cast per worker. Keep it below ``service_down_time`` so that the stored
+report time stays a valid liveness signal for workers that start later.
+0 writes every report.
+
+Related options:
+
+* ``service_down_time``
+"""),
     cfg.IntOpt("usage_sync_interval", default=60, min=0,
                help="""
 Seconds between full re-reads of provider usage and generations from the
@@ -51,8 +65,6 @@ so this only bounds staleness when a broadcast is lost. 0 disables it.
 Broadcast every claim and release to the other workers (fanout cast) so their
 caches see the new usage without waiting for the next usage sync.
 """),
-    cfg.IntOpt("rpc_executor_threads", default=32, min=1,
-               help="Threads per worker serving RPC calls and casts."),
     cfg.IntOpt("graceful_shutdown_timeout", default=30, min=0,
                help="""
 Seconds a worker waits on SIGTERM for in-flight calls to finish before

@@ -1,6 +1,7 @@
 """Database handle: one oslo.db engine per process, and conflict detection."""
 
 import contextlib
+import threading
 
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import engines
@@ -18,7 +19,7 @@ class Database:
 
     def __init__(self, connection, *, max_pool_size=None, max_overflow=None,
                  pool_timeout=None, max_retries=10, retry_interval=1,
-                 connection_recycle_time=3600):
+                 connection_recycle_time=3600, mysql_sql_mode="TRADITIONAL"):
         self.url = connection
         self.engine = engines.create_engine(
             connection,
@@ -28,11 +29,17 @@ class Database:
             max_retries=max_retries,
             retry_interval=retry_interval,
             connection_recycle_time=connection_recycle_time,
+            mysql_sql_mode=mysql_sql_mode,
             sqlite_synchronous=True,
             sqlite_fk=True,
             thread_checkin=False,
         )
         self.backend = self.engine.dialect.name
+        # SQLite allows one writer at a time; queueing this process's
+        # transactions on a lock is fairer and faster than SQLite's own
+        # busy handler, which sleeps up to 100 ms between polls
+        self._local_writer = (threading.Lock() if self.backend == "sqlite"
+                              else contextlib.nullcontext())
         if self.backend == "sqlite":
             _serialize_sqlite_writers(self.engine)
 
@@ -45,12 +52,13 @@ class Database:
                    pool_timeout=db.pool_timeout,
                    max_retries=db.max_retries,
                    retry_interval=db.retry_interval,
-                   connection_recycle_time=db.connection_recycle_time)
+                   connection_recycle_time=db.connection_recycle_time,
+                   mysql_sql_mode=db.mysql_sql_mode)
 
     @contextlib.contextmanager
     def begin(self):
         """One transaction; commits on success, rolls back on error."""
-        with self.engine.begin() as conn:
+        with self._local_writer, self.engine.begin() as conn:
             yield conn
 
     def dispose(self):
@@ -69,10 +77,13 @@ def _serialize_sqlite_writers(engine):
     def _connect(dbapi_conn, _record):
         dbapi_conn.execute("PRAGMA busy_timeout = 30000")
 
-    # NOTE: oslo.db already emits a plain BEGIN for SQLite (it turns
-    # pysqlite's own off) unless ``in_transaction`` is set; run first and
-    # take the lock instead.
-    @sa.event.listens_for(engine, "begin", insert=True)
+    # NOTE: oslo.db emits its own plain BEGIN for SQLite (it turns pysqlite's
+    # off); replace that listener with one that takes the write lock.
+    for listener in list(engine.dispatch.begin):
+        if getattr(listener, "__name__", "") == "_sqlite_emit_begin":
+            sa.event.remove(engine, "begin", listener)
+
+    @sa.event.listens_for(engine, "begin")
     def _begin(conn):
         if "in_transaction" not in conn.info:
             conn.exec_driver_sql("BEGIN IMMEDIATE")

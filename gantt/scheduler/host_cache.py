@@ -49,9 +49,12 @@ class _Index:
 
 
 def _grow(array, rows, cols=None):
-    """A copy of ``array`` padded with zeros to ``rows`` (x ``cols``)."""
+    """A copy of ``array`` padded to ``rows`` (x ``cols``) with 0 or None."""
     shape = (rows,) if array.ndim == 1 else (rows, cols)
-    out = np.zeros(shape, dtype=array.dtype)
+    # object columns (uuids, hosts…) must pad with None like empty() does:
+    # _write_row takes any non-None host of a row as its previous owner
+    fill = None if array.dtype == object else 0
+    out = np.full(shape, fill, dtype=array.dtype)
     if array.ndim == 1:
         out[:array.shape[0]] = array
     else:
@@ -103,6 +106,9 @@ class HostTable:
     stats: list
     metrics: list
     updated_at: list
+    # what was last written to the database for each row, and when
+    fingerprints: list
+    persisted_at: np.ndarray   # float64 epoch seconds
     row_by_uuid: dict
     rows_by_host: dict          # host name -> list of rows
 
@@ -134,6 +140,7 @@ class HostTable:
             traits=mat(bool), aggregates=mat(bool),
             capabilities=[None] * rows, stats=[None] * rows,
             metrics=[None] * rows, updated_at=[None] * rows,
+            fingerprints=[None] * rows, persisted_at=np.zeros(rows),
             row_by_uuid={}, rows_by_host={},
         )
 
@@ -258,6 +265,16 @@ class HostReport:
             metrics=dict(node.metrics), updated_at=node.updated_at,
             received_at=received_at)
 
+    def fingerprint(self):
+        """Everything but the sequence and times: equal means unchanged."""
+        return hash((
+            self.host, self.nodename, self.cell_uuid, self.availability_zone,
+            self.disabled, self.num_instances, self.num_io_ops,
+            tuple(sorted(self.inventories.items())), self.traits,
+            self.aggregates, tuple(sorted(self.capabilities.items())),
+            tuple(sorted(self.stats.items())),
+            tuple(sorted(self.metrics.items()))))
+
 
 class HostStateCache:
     """The worker's in-memory copy of every host, kept fresh by reports."""
@@ -272,10 +289,24 @@ class HostStateCache:
 
     # -- reports ----------------------------------------------------------
 
-    def apply_report(self, report):
+    def needs_persisting(self, report, interval):
+        """Whether ``report`` must be written to the database.
+
+        A report that only repeats what this worker last wrote, less than
+        ``interval`` seconds ago, need not be: the database already holds
+        its content, and its liveness is refreshed at that interval.
+        """
+        table = self.table
+        row = table.row_by_uuid.get(report.uuid)
+        return (row is None
+                or table.fingerprints[row] != report.fingerprint()
+                or report.received_at - table.persisted_at[row] >= interval)
+
+    def apply_report(self, report, persisted=False):
         """Store a host report; False when it is not newer than the cache's.
 
         :param report: a :class:`HostReport`
+        :param persisted: the database now holds this report's content
         """
         with self._lock:
             table = self.table
@@ -294,6 +325,9 @@ class HostStateCache:
                 table.n += 1
             else:
                 self._write_row(table, row, report)
+            if persisted:
+                table.fingerprints[row] = report.fingerprint()
+                table.persisted_at[row] = report.received_at
             self.table = table
             return True
 

@@ -96,7 +96,7 @@ class SchedulerManager:
         stored = db_providers.load_hosts(self.db)
         for host in stored:
             report = _report_from_row(host)
-            self.cache.apply_report(report)
+            self.cache.apply_report(report, persisted=True)
             self.cache.apply_usage(host.uuid, host.generation, host.usage)
         self.ready.set()
         LOG.info("Host cache loaded: %d hosts from the database in %.2fs",
@@ -110,15 +110,19 @@ class SchedulerManager:
         :raises: InvalidRequest (nothing is stored)
         """
         _validate_node(node)
-        received = timeutils.utcnow()
-        saved = db_providers.save_report(self.db, node, received)
-        if saved.refused:
-            LOG.warning("Host %s (%s): inventory change refused for %s",
-                        node.host, node.uuid, "; ".join(
-                            "%s: %s" % kv for kv in saved.refused.items()))
         report = host_cache.HostReport.from_compute_node(
             node, received_at=self.cache.now())
-        applied = self.cache.apply_report(report)
+        persisted = False
+        if self.cache.needs_persisting(
+                report, self.conf.scheduler.report_persist_interval):
+            saved = db_providers.save_report(self.db, node,
+                                             timeutils.utcnow())
+            persisted = not saved.refused
+            if saved.refused:
+                LOG.warning("Host %s (%s): inventory change refused for %s",
+                            node.host, node.uuid, "; ".join(
+                                "%s: %s" % kv for kv in saved.refused.items()))
+        applied = self.cache.apply_report(report, persisted=persisted)
         self.counters.add("reports_applied" if applied else "reports_stale")
         if not applied:
             LOG.debug("Ignored report %d of %s: not newer than the cache's",
@@ -186,7 +190,8 @@ class SchedulerManager:
             outcome = self._filter(view, request, cands, failed)
             if not outcome.mask.any():
                 self._no_valid_host(request, outcome)
-            rows, weights = self._rank(view, request, outcome.mask)
+            rows, weights, cand_rows, cand_weights = self._rank(
+                view, request, outcome.mask)
             pick = self._pick(weights)
             row = int(rows[pick])
             resources = request.resources
@@ -204,7 +209,15 @@ class SchedulerManager:
                 self._refresh_after_failure(request, view.uuids[row], exc)
                 continue
             self._claimed(states)
-            view.consume(row, resources)
+            # NOTE: _claimed wrote the claim's usage (with its generation)
+            # into the cache's table, which the view reads live: counting it
+            # again would halve the room later instances see. Only if the
+            # view's table missed it (the cache swapped in a grown table
+            # first) must the view count the claim itself.
+            generation = {s.uuid: s.generation for s in states}[
+                view.uuids[row]]
+            if view.table.generation[row] < generation:
+                view.consume(row, resources)
             if request.instance_group is not None:
                 request.instance_group.hosts[view.hosts[row]] += 1
             chosen = selections.build(view, row, consumer_uuid, resources,
@@ -215,7 +228,7 @@ class SchedulerManager:
                     selections.build(view, alt, consumer_uuid, resources,
                                      weight, claimed=False)
                     for alt, weight in selections.alternates(
-                        view, rows, weights, row,
+                        view, cand_rows, cand_weights, row,
                         self.conf.scheduler.max_attempts - 1)]
             return [chosen] + alternates
         raise exception.NoValidHost(
@@ -233,16 +246,22 @@ class SchedulerManager:
         return outcome
 
     def _rank(self, view, request, mask, top=None):
-        """Candidate rows best first (only the best ``top`` are sorted)."""
+        """Candidate rows best first (only the best ``top`` are sorted).
+
+        :returns: (best rows, their weights, every candidate row, every
+            candidate's weight); alternates come from the latter, since the
+            claimed host's cell may rank below the best ``top``
+        """
         rows = np.flatnonzero(mask)
         totals, _parts = self.weighers.run(view, request, rows)
+        all_rows, all_totals = rows, totals
         top = top or (self.conf.filter_scheduler.host_subset_size
                       + self.conf.scheduler.max_attempts)
         if len(rows) > top:
             best = np.argpartition(-totals, top)[:top]
             rows, totals = rows[best], totals[best]
         order = np.argsort(-totals, kind="stable")
-        return rows[order], totals[order]
+        return rows[order], totals[order], all_rows, all_totals
 
     def _pick(self, weights):
         """Index of the host to claim among the ranked ones."""
@@ -257,8 +276,8 @@ class SchedulerManager:
     def _no_valid_host(self, request, outcome):
         self.counters.eliminated(outcome.removed)
         summary = outcome.summary()
-        LOG.info("No valid host for request %s (flavor %s): %s",
-                 request.spec.instance_uuid, request.spec.flavor.name,
+        LOG.info("No valid host for %d instance(s) of flavor %s: %s",
+                 request.spec.num_instances, request.spec.flavor.name,
                  summary)
         raise exception.NoValidHost(reason=summary)
 

@@ -97,8 +97,9 @@ class FilterRunner:
                 continue
             detail = flt.explain(view, request, removed)
             if detail:
-                outcome.removed.extend(sorted(detail.items(),
-                                              key=lambda kv: -kv[1]))
+                outcome.removed.extend(sorted(
+                    ((label, n) for label, n in detail.items() if n),
+                    key=lambda kv: -kv[1]))
             else:
                 outcome.removed.append((flt.name, count))
         return outcome
