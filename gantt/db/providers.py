@@ -79,7 +79,8 @@ def save_report(db, node, received_at=None):
             changed |= _replace_set(conn, AGGS, "aggregate_uuid", row.id,
                                     node.aggregates)
             generation = row.generation
-            if refused is None or changed:
+            # bump when the inventory (refused is not None) or a set changed
+            if refused is not None or changed:
                 generation += 1
                 conn.execute(RP.update().where(RP.c.id == row.id).values(
                     generation=RP.c.generation + 1,

@@ -155,15 +155,18 @@ class SchedulerManager:
         request = request_mod.from_spec(spec, instance_uuids, self.lookup)
         view = self._view()
         cands = candidates.for_request(view, request)
-        placed = []
+        claimed = []
         try:
             for uuid in instance_uuids:
-                placed.append(self._place_one(view, request, cands, uuid,
-                                              return_alternates))
+                claimed.append(self._claim_one(view, request, cands, uuid))
         except exception.NoValidHost:
-            self._roll_back([sel[0].consumer_uuid for sel in placed])
+            self._roll_back([c[0] for c in claimed])
             self.counters.add("no_valid_host")
             raise
+        # alternates are chosen once every instance is claimed, so that they
+        # respect the whole request (siblings' usage, the group's new hosts)
+        placed = [self._selections(view, request, cands, c, return_alternates)
+                  for c in claimed]
         self.counters.add("placements", len(placed))
         LOG.info("Placed %d instance(s) in %.1f ms: %s", len(placed),
                  (time.monotonic() - started) * 1000, ", ".join(
@@ -176,13 +179,14 @@ class SchedulerManager:
             self.cache.table, self.cache.now(),
             self.conf.scheduler.service_down_time)
 
-    def _place_one(self, view, request, cands, consumer_uuid,
-                   return_alternates):
+    def _claim_one(self, view, request, cands, consumer_uuid):
         """Filter, weigh and claim for one instance.
 
         Each failed claim excludes its host and starts over from the
         filters, which is cheap on columns and keeps every decision on the
         freshest data (the failed host was re-read from the database).
+
+        :returns: (consumer uuid, claimed row, its weight)
         """
         failed = np.zeros(view.n, dtype=bool)
         retries = self.conf.scheduler.claim_retry_count
@@ -190,15 +194,11 @@ class SchedulerManager:
             outcome = self._filter(view, request, cands, failed)
             if not outcome.mask.any():
                 self._no_valid_host(request, outcome)
-            rows, weights, cand_rows, cand_weights = self._rank(
-                view, request, outcome.mask)
-            pick = self._pick(weights)
-            row = int(rows[pick])
-            resources = request.resources
+            rows, totals = self._weigh(view, request, outcome.mask)
+            row, weight = self._pick(rows, totals)
             try:
                 states = self.claimer.claim(
-                    consumer_uuid,
-                    {view.uuids[row]: resources},
+                    consumer_uuid, {view.uuids[row]: request.resources},
                     project_id=request.spec.project_id,
                     user_id=request.spec.user_id,
                     group=_group_claim(request))
@@ -209,31 +209,31 @@ class SchedulerManager:
                 self._refresh_after_failure(request, view.uuids[row], exc)
                 continue
             self._claimed(states)
-            # NOTE: _claimed wrote the claim's usage (with its generation)
-            # into the cache's table, which the view reads live: counting it
-            # again would halve the room later instances see. Only if the
-            # view's table missed it (the cache swapped in a grown table
-            # first) must the view count the claim itself.
-            generation = {s.uuid: s.generation for s in states}[
-                view.uuids[row]]
-            if view.table.generation[row] < generation:
-                view.consume(row, resources)
+            view.consume(row, request.resources)
             if request.instance_group is not None:
                 request.instance_group.hosts[view.hosts[row]] += 1
-            chosen = selections.build(view, row, consumer_uuid, resources,
-                                      weights[pick], claimed=True)
-            alternates = []
-            if return_alternates:
-                alternates = [
-                    selections.build(view, alt, consumer_uuid, resources,
-                                     weight, claimed=False)
-                    for alt, weight in selections.alternates(
-                        view, cand_rows, cand_weights, row,
-                        self.conf.scheduler.max_attempts - 1)]
-            return [chosen] + alternates
+            return consumer_uuid, row, weight
         raise exception.NoValidHost(
             reason="claims failed on %d hosts in a row (lost races or "
                    "stale cache); try again" % retries)
+
+    def _selections(self, view, request, cands, claimed, return_alternates):
+        """``[claimed, alternates…]`` for one claimed instance."""
+        consumer_uuid, row, weight = claimed
+        chosen = selections.build(view, row, consumer_uuid,
+                                  request.resources, weight, claimed=True)
+        count = self.conf.scheduler.max_attempts - 1
+        if not return_alternates or count <= 0:
+            return [chosen]
+        own = np.zeros(view.n, dtype=bool)
+        own[row] = True
+        outcome = self._filter(view, request, cands, own)
+        rows, totals = self._weigh(view, request, outcome.mask)
+        return [chosen] + [
+            selections.build(view, alt, consumer_uuid, request.resources,
+                             alt_weight, claimed=False)
+            for alt, alt_weight in selections.alternates(
+                view, rows, totals, row, count)]
 
     def _filter(self, view, request, cands, failed):
         mask = cands.mask & ~failed
@@ -245,33 +245,29 @@ class SchedulerManager:
                                     int((cands.mask & failed).sum())))
         return outcome
 
-    def _rank(self, view, request, mask, top=None):
-        """Candidate rows best first (only the best ``top`` are sorted).
-
-        :returns: (best rows, their weights, every candidate row, every
-            candidate's weight); alternates come from the latter, since the
-            claimed host's cell may rank below the best ``top``
-        """
+    def _weigh(self, view, request, mask):
+        """The rows of ``mask`` and their total weights (unsorted)."""
         rows = np.flatnonzero(mask)
         totals, _parts = self.weighers.run(view, request, rows)
-        all_rows, all_totals = rows, totals
-        top = top or (self.conf.filter_scheduler.host_subset_size
-                      + self.conf.scheduler.max_attempts)
-        if len(rows) > top:
-            best = np.argpartition(-totals, top)[:top]
-            rows, totals = rows[best], totals[best]
-        order = np.argsort(-totals, kind="stable")
-        return rows[order], totals[order], all_rows, all_totals
+        return rows, totals
 
-    def _pick(self, weights):
-        """Index of the host to claim among the ranked ones."""
+    def _pick(self, rows, totals):
+        """The row to claim: random among the best ``host_subset_size``.
+
+        Only those few are sorted (argpartition), whatever the fleet size.
+        """
         fs = self.conf.filter_scheduler
         if fs.shuffle_best_same_weighed_hosts:
-            best = np.flatnonzero(weights == weights[0])
-            if fs.host_subset_size <= len(best):
-                return int(self._rng.choice(best))
-        subset = min(fs.host_subset_size, len(weights))
-        return self._rng.randrange(subset)
+            best = np.flatnonzero(totals == totals.max())
+            if len(best) >= fs.host_subset_size:
+                i = int(self._rng.choice(best))
+                return int(rows[i]), float(totals[i])
+        subset = min(fs.host_subset_size, len(rows))
+        top = (np.argpartition(-totals, subset - 1)[:subset]
+               if len(rows) > subset else np.arange(len(rows)))
+        top = top[np.argsort(-totals[top], kind="stable")]
+        i = int(top[self._rng.randrange(subset)])
+        return int(rows[i]), float(totals[i])
 
     def _no_valid_host(self, request, outcome):
         self.counters.eliminated(outcome.removed)

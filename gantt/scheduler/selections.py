@@ -27,15 +27,20 @@ def build(view, row, consumer_uuid, resources, weight, claimed):
         consumer_uuid=consumer_uuid, claimed=claimed)
 
 
-def alternates(view, ranked_rows, weights, claimed_row, count):
-    """Up to ``count`` next-best rows in the claimed row's cell.
+def alternates(view, rows, weights, claimed_row, count):
+    """Up to ``count`` best rows other than the claimed one in its cell.
 
-    :returns: list of (row, weight)
+    :param rows: every candidate row, in any order
+    :param weights: their weights
+    :returns: list of (row, weight), best first
     """
     if count <= 0:
         return []
     cells = view.column("cell")
-    same_cell = cells[ranked_rows] == cells[claimed_row]
-    keep = same_cell & (ranked_rows != claimed_row)
-    picked = np.flatnonzero(keep)[:count]
-    return [(int(ranked_rows[i]), float(weights[i])) for i in picked]
+    same_cell = np.flatnonzero((cells[rows] == cells[claimed_row])
+                               & (rows != claimed_row))
+    if len(same_cell) > count:
+        best = np.argpartition(-weights[same_cell], count - 1)[:count]
+        same_cell = same_cell[best]
+    same_cell = same_cell[np.argsort(-weights[same_cell], kind="stable")]
+    return [(int(rows[i]), float(weights[i])) for i in same_cell]

@@ -1,0 +1,168 @@
+"""Functional fixtures: the real daemon, RabbitMQ, MariaDB and PostgreSQL.
+
+Nothing here is faked. A test that needs a service this machine does not
+run fails with a message saying how to start it; it is never skipped.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from gantt.cmd import common
+from gantt import rpc
+from gantt.rpcapi import client as rpc_client
+from gantt.tests import fixtures as gantt_fixtures
+
+RABBIT_URL = os.environ.get("GANTT_TEST_TRANSPORT_URL",
+                            "rabbit://guest:guest@127.0.0.1:5672/")
+BIN = os.path.dirname(sys.executable)
+
+
+def _require_port(port, what, how):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=3):
+            return
+    except OSError:
+        pytest.fail("%s is not reachable on 127.0.0.1:%d; start it with: %s"
+                    % (what, port, how), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def rabbit():
+    _require_port(5672, "RabbitMQ", "rabbitmq-server -detached")
+    return RABBIT_URL
+
+
+def _database(backend):
+    if backend == "mysql":
+        _require_port(3306, "MariaDB", "start-stop-daemon --start --oknodo "
+                      "--background --exec /usr/sbin/mariadbd")
+    elif backend == "postgresql":
+        _require_port(5432, "PostgreSQL", "pg_ctlcluster "
+                      "--skip-systemctl-redirect $(ls /etc/postgresql) main "
+                      "start")
+    fx = gantt_fixtures.Database(backend)
+    fx.setUp()
+    return fx
+
+
+@pytest.fixture(params=["mysql", "postgresql"])
+def server_db(request):
+    """A fresh, migrated database on MariaDB, then on PostgreSQL."""
+    fx = _database(request.param)
+    yield fx
+    fx.cleanUp()
+
+
+class Daemon:
+    """A real ``gantt-scheduler`` process and a client talking to it."""
+
+    def __init__(self, tmpdir, rabbit_url, db_url, workers=1, extra=""):
+        self.topic = "gantt-test-" + uuid.uuid4().hex[:10]
+        self.db_url = db_url
+        self.conf_file = os.path.join(tmpdir, "gantt.conf")
+        self.log_file = os.path.join(tmpdir, "scheduler.log")
+        with open(self.conf_file, "w") as f:
+            f.write("[DEFAULT]\ntransport_url = %s\n"
+                    "[database]\nconnection = %s\n"
+                    "[scheduler]\ntopic = %s\nworkers = %d\n%s\n"
+                    % (rabbit_url, db_url, self.topic, workers, extra))
+        self.proc = None
+        self.conf = common.parse_args(["--config-file", self.conf_file],
+                                      log=False)
+        self.transport = rpc.get_transport(self.conf)
+        self.client = rpc_client.SchedulerClient(self.transport, self.topic,
+                                                 timeout=30)
+
+    def start(self, wait=True):
+        self._log = open(self.log_file, "w")
+        self.proc = subprocess.Popen(
+            [os.path.join(BIN, "gantt-scheduler"), "--config-file",
+             self.conf_file], stdout=self._log, stderr=subprocess.STDOUT)
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        quick = rpc_client.SchedulerClient(self.transport, self.topic,
+                                           timeout=2)
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError("gantt-scheduler exited with %s:\n%s"
+                                     % (self.proc.returncode, self.log()))
+            try:
+                return quick.get_statistics(None)
+            except Exception:
+                time.sleep(0.2)
+        raise AssertionError("gantt-scheduler not ready in %ds:\n%s"
+                             % (timeout, self.log()))
+
+    def log(self):
+        with open(self.log_file) as f:
+            return f.read()
+
+    def stop(self, sig=signal.SIGTERM, timeout=40):
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("gantt-scheduler ignored SIGTERM for %ds"
+                                 % timeout)
+
+    def wait_for_hosts(self, count, timeout=20):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            states = self.client.get_host_states(None)
+            if len(states) >= count:
+                return states
+            time.sleep(0.1)
+        raise AssertionError("only %d of %d hosts known after %ds" % (
+            len(states), count, timeout))
+
+
+def _make_db_manage(db_url, tmpdir):
+    conf_file = os.path.join(tmpdir, "manage.conf")
+    with open(conf_file, "w") as f:
+        f.write("[database]\nconnection = %s\n" % db_url)
+    return conf_file
+
+
+@pytest.fixture
+def daemon_factory(rabbit, tmp_path):
+    """Start daemons on a given database; stopped (SIGTERM) at the end."""
+    started = []
+
+    def start(db_url, workers=1, extra="", wait=True):
+        d = Daemon(str(tmp_path / ("d%d" % len(started))), rabbit, db_url,
+                   workers, extra)
+        started.append(d)
+        return d.start(wait=wait)
+
+    for i in range(4):
+        os.makedirs(str(tmp_path / ("d%d" % i)), exist_ok=True)
+    yield start
+    for d in started:
+        code = d.stop()
+        d.transport.cleanup()
+        log = d.log()
+        assert code in (0, None), "exit code %s:\n%s" % (code, log)
+        assert "Traceback" not in log, log
+
+
+@pytest.fixture
+def daemon(daemon_factory, server_db):
+    """One real daemon on MariaDB, then on PostgreSQL."""
+    d = daemon_factory(server_db.url)
+    d.database = server_db.db
+    return d
