@@ -1,5 +1,7 @@
 """Gantt: a standalone scheduler service for clouds."""
 
+import warnings as _warnings
+
 from oslo_service import backend as _service_backend
 
 # NOTE: Gantt runs on native threads (oslo.messaging's threading executor,
@@ -8,8 +10,6 @@ from oslo_service import backend as _service_backend
 # pick the deprecated eventlet backend; the hook must be in place first.
 _service_backend.register_backend_default_hook(
     lambda: _service_backend.BackendType.THREADING)
-
-import warnings as _warnings
 
 # futurist probes for eventlet at import time and eventlet warns that it is
 # deprecated; Gantt never uses it, so the warning would only mislead.

@@ -54,8 +54,8 @@ class ClaimConflict(GanttException):
 
 
 class CapacityExceeded(GanttException):
-    msg_fmt = ("Provider %(provider)s cannot supply %(amount)d %(resource_class)s "
-               "to consumer %(consumer)s: %(reason)s")
+    msg_fmt = ("Provider %(provider)s cannot supply %(amount)d "
+               "%(resource_class)s to consumer %(consumer)s: %(reason)s")
     code = "gantt.capacity_exceeded"
 
 

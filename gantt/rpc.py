@@ -1,4 +1,4 @@
-"""The only module that sets up oslo.messaging: transports, servers, serializer.
+"""The only module that sets up oslo.messaging: transports, servers, codecs.
 
 Besides wiring, it keeps the promise that a malformed or wrong-version
 message never kills a worker, never changes state, and never leaves a
@@ -50,7 +50,8 @@ def _rejected(reason):
     try:
         raise exception.InvalidRequest(reason=reason)
     except exception.InvalidRequest:
-        raise rpc_dispatcher.ExpectedException()
+        # ExpectedException captures the InvalidRequest being handled
+        raise rpc_dispatcher.ExpectedException() from None
 
 
 class Serializer(messaging.Serializer):
@@ -67,8 +68,8 @@ class Serializer(messaging.Serializer):
             return self._objects.deserialize_entity(ctxt, entity)
         except ovo_exc.IncompatibleObjectVersion as exc:
             _rejected("object version not supported: %s" % exc)
-        except (ovo_exc.UnsupportedObjectError, ovo_exc.VersionedObjectsException,
-                ValueError, TypeError, KeyError, AttributeError) as exc:
+        except (ovo_exc.VersionedObjectsException, ValueError, TypeError,
+                KeyError, AttributeError) as exc:
             _rejected("malformed object: %s" % (exc,))
 
     def serialize_context(self, ctxt):

@@ -8,12 +8,18 @@ from gantt import objects
 from gantt import rpc
 
 
-def parse_args(argv, description=None, cli_opts=(), log=True):
-    """A fresh ConfigOpts with every Gantt option, loaded from argv."""
+def make_conf():
+    """A fresh ConfigOpts with every Gantt option registered, not parsed."""
     objects.register_all()
     conf = cfg.ConfigOpts()
     gantt_conf.register_opts(conf)
     rpc.register_opts(conf)
+    return conf
+
+
+def parse_args(argv, description=None, cli_opts=(), log=True):
+    """A fresh ConfigOpts with every Gantt option, loaded from argv."""
+    conf = make_conf()
     if cli_opts:
         conf.register_cli_opts(list(cli_opts))
     if log:

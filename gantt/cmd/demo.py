@@ -31,12 +31,12 @@ import uuid
 
 import sqlalchemy as sa
 
+from gantt import exception
+from gantt import rpc
 from gantt.cmd import common
 from gantt.db import models
-from gantt import exception
 from gantt.objects import compute_node
 from gantt.objects import request_spec
-from gantt import rpc
 from gantt.rpcapi import client as rpc_client
 
 

@@ -1,16 +1,16 @@
-"""gantt-scheduler: the scheduler daemon (``[scheduler] workers`` processes)."""
+"""gantt-scheduler: the scheduler daemon, ``[scheduler] workers`` processes."""
 
 import sys
 
 from oslo_log import log as logging
 from oslo_service import service
 
-from gantt.cmd import common
 from gantt import exception
+from gantt import service as gantt_service
+from gantt.cmd import common
 from gantt.db import api as db_api
 from gantt.db import migration
 from gantt.scheduler import plugins
-from gantt import service as gantt_service
 
 LOG = logging.getLogger(__name__)
 

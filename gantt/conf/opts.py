@@ -11,7 +11,15 @@ def list_opts():
     return result
 
 
-def set_defaults(conf):
-    """Hook for ``oslo.config.opts.defaults``: Gantt's embedded database."""
+def set_defaults():
+    """Hook for ``oslo.config.opts.defaults``: Gantt's library defaults.
+
+    Only oslo-config-generator calls it: it changes oslo.db's shared option
+    objects so that the sample shows Gantt's embedded database default.
+    """
+    from oslo_config import cfg
+    from oslo_db import options as db_options
+
     from gantt.conf import database
-    database.register_opts(conf)
+    cfg.set_defaults(db_options.database_opts,
+                     connection=database.DEFAULT_CONNECTION)

@@ -321,8 +321,9 @@ def _write_consumer(conn, consumer_uuid, seen, project_id, user_id,
             conn.execute(CONSUMERS.insert().values(
                 uuid=consumer_uuid, generation=0, created_at=now, **values))
         except db_exc.DBDuplicateEntry:
-            raise exception.ClaimConflict(provider="consumer", seen=None,
-                                          consumer=consumer_uuid)
+            raise exception.ClaimConflict(
+                provider="consumer", seen=None,
+                consumer=consumer_uuid) from None
         return
     updated = conn.execute(
         CONSUMERS.update().where(CONSUMERS.c.uuid == consumer_uuid)

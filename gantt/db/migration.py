@@ -33,4 +33,5 @@ def current_version(db):
 
 def head_version():
     """The newest revision this code knows."""
-    return alembic_script.ScriptDirectory.from_config(_config()).get_current_head()
+    scripts = alembic_script.ScriptDirectory.from_config(_config())
+    return scripts.get_current_head()

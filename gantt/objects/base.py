@@ -7,7 +7,8 @@ class GanttObjectRegistry(ovo_base.VersionedObjectRegistry):
     pass
 
 
-class GanttObject(ovo_base.VersionedObject, ovo_base.ComparableVersionedObject):
+class GanttObject(ovo_base.VersionedObject,
+                  ovo_base.ComparableVersionedObject):
     """Every Gantt wire object: namespace ``gantt``, dict-free by design."""
 
     OBJ_SERIAL_NAMESPACE = "gantt_object"

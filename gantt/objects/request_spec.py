@@ -118,7 +118,8 @@ class RequestSpec(_Defaults, base.GanttObject):
         "num_instances": fields.IntegerField(default=1),
         "flavor": fields.ObjectField("Flavor"),
         "image": fields.ObjectField("ImageMeta", nullable=True, default=None),
-        "request_groups": fields.ListOfObjectsField("RequestGroup", default=[]),
+        "request_groups": fields.ListOfObjectsField("RequestGroup",
+                                                    default=[]),
         "group_policy": fields.RequestGroupPolicyField(
             nullable=True, default=None),
         "availability_zone": fields.StringField(nullable=True, default=None),

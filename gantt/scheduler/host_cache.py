@@ -354,7 +354,7 @@ class HostStateCache:
                 table.traits.shape[1], table.aggregates.shape[1]):
             table = table.grown(rows, rc_cols, t_cols, a_cols)
         for index, names in zip((table.resource_classes, table.traits_index,
-                                 table.aggregates_index), new):
+                                 table.aggregates_index), new, strict=True):
             for name in names:
                 index.add(name)
         return table

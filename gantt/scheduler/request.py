@@ -100,7 +100,7 @@ def _positive_int(value, what):
         amount = int(value)
     except (TypeError, ValueError):
         raise exception.InvalidRequest(
-            reason="%s must be an integer, got %r" % (what, value))
+            reason="%s must be an integer, got %r" % (what, value)) from None
     if amount < 0:
         raise exception.InvalidRequest(
             reason="%s must not be negative, got %d" % (what, amount))

@@ -14,8 +14,8 @@ import uuid
 
 import pytest
 
-from gantt.cmd import common
 from gantt import rpc
+from gantt.cmd import common
 from gantt.rpcapi import client as rpc_client
 from gantt.tests import fixtures as gantt_fixtures
 
@@ -118,7 +118,7 @@ class Daemon:
             self.proc.kill()
             self.proc.wait()
             raise AssertionError("gantt-scheduler ignored SIGTERM for %ds"
-                                 % timeout)
+                                 % timeout) from None
 
     def wait_for_hosts(self, count, timeout=20):
         deadline = time.monotonic() + timeout

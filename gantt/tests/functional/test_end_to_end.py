@@ -13,8 +13,8 @@ import pytest
 import sqlalchemy as sa
 
 from gantt import exception
-from gantt.objects import request_spec
 from gantt import rpcapi
+from gantt.objects import request_spec
 from gantt.tests import factories as f
 
 CELL_A = str(uuid.UUID(int=0xA))
@@ -35,7 +35,8 @@ def _allocations(db):
 
 
 def _report_fleet(daemon, count=12, cells=(CELL_A, CELL_B), **kwargs):
-    nodes = [f.compute_node_obj("host%02d" % i, cell_uuid=cells[i % len(cells)],
+    nodes = [f.compute_node_obj("host%02d" % i,
+                                cell_uuid=cells[i % len(cells)],
                                 zone="az1", **kwargs)
              for i in range(count)]
     for node in nodes:

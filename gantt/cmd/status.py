@@ -1,0 +1,68 @@
+"""gantt-status upgrade check: is this deployment ready for this code?"""
+
+import sys
+
+from oslo_upgradecheck import upgradecheck
+
+from gantt import exception
+from gantt.cmd import common
+from gantt.db import api as db_api
+from gantt.db import migration
+from gantt.scheduler import plugins
+
+
+class Checks(upgradecheck.UpgradeCommands):
+    """Each check says what is wrong and how to fix it."""
+
+    def _check_schema(self):
+        db = db_api.Database.from_conf(self.conf)
+        try:
+            current = migration.current_version(db)
+        finally:
+            db.dispose()
+        head = migration.head_version()
+        if current == head:
+            return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+        return upgradecheck.Result(
+            upgradecheck.Code.FAILURE,
+            "Database schema is at %s but this code needs %s. Run "
+            "'gantt-manage db sync'." % (current or "empty", head))
+
+    def _check_plugins(self):
+        fs = self.conf.filter_scheduler
+        try:
+            plugins.load(plugins.FILTERS, fs.enabled_filters, self.conf)
+            plugins.load(plugins.WEIGHERS, fs.enabled_weighers, self.conf)
+        except exception.ConfigurationError as exc:
+            return upgradecheck.Result(upgradecheck.Code.FAILURE, str(exc))
+        return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+
+    def _check_liveness_settings(self):
+        sched = self.conf.scheduler
+        if sched.report_persist_interval >= sched.service_down_time:
+            return upgradecheck.Result(
+                upgradecheck.Code.WARNING,
+                "[scheduler] report_persist_interval (%d) should be below "
+                "service_down_time (%d): a worker that starts may otherwise "
+                "see live hosts as down." % (sched.report_persist_interval,
+                                             sched.service_down_time))
+        return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+
+    _upgrade_checks = (
+        ("Database schema", _check_schema),
+        ("Enabled filters and weighers", _check_plugins),
+        ("Liveness settings", _check_liveness_settings),
+    )
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    conf = common.make_conf()
+    checks = Checks()
+    checks.conf = conf
+    return upgradecheck.main(conf, project="gantt", upgrade_command=checks,
+                             argv=argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
