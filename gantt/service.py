@@ -14,9 +14,9 @@ import threading
 import oslo_messaging as messaging
 from oslo_service import service
 
-from gantt.db import api as db_api
 from gantt import rpc
 from gantt import rpcapi
+from gantt.db import api as db_api
 from gantt.rpcapi import client as rpc_client
 from gantt.rpcapi import server as rpc_server
 from gantt.scheduler import manager as manager_mod

@@ -9,11 +9,11 @@ the caller as its own type and is not logged as a server fault.
 import oslo_messaging as messaging
 
 from gantt import exception
+from gantt import rpcapi
 from gantt.objects import compute_node as compute_node_obj
 from gantt.objects import request_spec as request_spec_obj
 from gantt.objects import selection as selection_obj
 from gantt.objects import usage as usage_obj
-from gantt import rpcapi
 
 _CALL_ERRORS = (exception.NoValidHost, exception.InvalidRequest,
                 exception.MaxRetriesExceeded, exception.ClaimConflict,

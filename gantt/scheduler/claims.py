@@ -11,9 +11,9 @@ caller gets ``CapacityExceeded`` and moves to its next candidate.
 import logging
 import threading
 
+from gantt import exception
 from gantt.db import allocations
 from gantt.db import api as db_api
-from gantt import exception
 
 LOG = logging.getLogger(__name__)
 

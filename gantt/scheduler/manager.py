@@ -21,9 +21,9 @@ import time
 import numpy as np
 from oslo_utils import timeutils
 
+from gantt import exception
 from gantt.db import allocations as db_allocations
 from gantt.db import providers as db_providers
-from gantt import exception
 from gantt.objects import statistics as statistics_obj
 from gantt.objects import usage as usage_obj
 from gantt.scheduler import candidates
@@ -209,7 +209,15 @@ class SchedulerManager:
                 self._refresh_after_failure(request, view.uuids[row], exc)
                 continue
             self._claimed(states)
-            view.consume(row, request.resources)
+            # NOTE: _claimed wrote the claim's usage (with its generation)
+            # into the cache's table, which the view reads live: counting it
+            # again would halve the room later instances see. Only if the
+            # view's table missed it (the cache swapped in a grown table
+            # first) must the view count the claim itself.
+            generation = {s.uuid: s.generation for s in states}[
+                view.uuids[row]]
+            if view.table.generation[row] < generation:
+                view.consume(row, request.resources)
             if request.instance_group is not None:
                 request.instance_group.hosts[view.hosts[row]] += 1
             return consumer_uuid, row, weight

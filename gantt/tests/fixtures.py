@@ -14,9 +14,9 @@ from oslo_config import cfg
 import sqlalchemy as sa
 
 from gantt import conf as gantt_conf
+from gantt import objects
 from gantt.db import api as db_api
 from gantt.db import migration
-from gantt import objects
 
 objects.register_all()
 
