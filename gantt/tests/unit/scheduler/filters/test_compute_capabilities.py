@@ -1,0 +1,53 @@
+"""ComputeCapabilitiesFilter: ``capabilities:`` extra specs vs the host."""
+
+import numpy as np
+import pytest
+
+from gantt.scheduler import filters
+from gantt.scheduler.filters import compute_capabilities
+from gantt.tests import factories
+from gantt.tests.unit.scheduler import helpers
+
+CAPS = {"hypervisor_type": "QEMU", "cpu_arch": "x86_64", "vcpus": "16",
+        "cpu_info:features": "avx avx2 sse4.2"}
+
+
+@pytest.mark.parametrize("extra_specs, expected", [
+    ({"capabilities:hypervisor_type": "QEMU"}, True),
+    ({"capabilities:hypervisor_type": "s== kvm"}, False),
+    ({"capabilities:cpu_arch": "<or> aarch64 <or> x86_64"}, True),
+    ({"capabilities:vcpus": ">= 8"}, True),
+    ({"capabilities:vcpus": ">= 32"}, False),
+    ({"capabilities:cpu_info:features": "<all-in> avx2 sse4.2"}, True),
+    ({"capabilities:cpu_info:features": "<all-in> avx512f"}, False),
+    # every expression must match
+    ({"capabilities:hypervisor_type": "QEMU",
+      "capabilities:cpu_arch": "aarch64"}, False),
+    # a key the host does not report never matches
+    ({"capabilities:numa_nodes": "2"}, False),
+    # other extra specs are not this filter's business
+    ({"capabilities:cpu_arch": "x86_64", "hw:cpu_policy": "dedicated"}, True),
+])
+def test_compute_capabilities(conf, extra_specs, expected):
+    view = helpers.make_view(
+        helpers.node("h1", capabilities=CAPS),
+        helpers.node("bare"))
+    request = helpers.make_request(factories.flavor(extra_specs=extra_specs))
+    flt = compute_capabilities.ComputeCapabilitiesFilter(conf)
+    assert flt.applies(request)
+    columns, per_host = helpers.both_paths(flt, view, request)
+    # no column form: the runner falls back to host_passes row by row
+    assert columns is None
+    assert per_host == [expected, False]
+    runner_path = filters.FilterRunner._passes(
+        flt, view, request, np.ones(view.n, dtype=bool))
+    assert list(runner_path) == [expected, False]
+
+
+@pytest.mark.parametrize("extra_specs", [
+    {}, {"hw:cpu_policy": "dedicated"}, {"trait:HW_CPU_X86_AVX2": "required"},
+])
+def test_applies_only_with_capability_specs(conf, extra_specs):
+    request = helpers.make_request(factories.flavor(extra_specs=extra_specs))
+    flt = compute_capabilities.ComputeCapabilitiesFilter(conf)
+    assert not flt.applies(request)

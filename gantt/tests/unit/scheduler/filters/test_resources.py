@@ -1,0 +1,140 @@
+"""ResourceFilter: Placement's inventory rule, per resource class."""
+
+import numpy as np
+import pytest
+
+from gantt.objects import compute_node
+from gantt.scheduler.filters import resources
+from gantt.tests import factories
+from gantt.tests.unit.scheduler import helpers
+
+
+def _only(rc, amount):
+    """A flavor asking for ``amount`` of ``rc`` and nothing else."""
+    return factories.flavor(vcpus=0, memory_mb=0, root_gb=0,
+                            extra_specs={f"resources:{rc}": str(amount)})
+
+
+# (inventory of CUSTOM_X, already used, requested, passes?)
+PLACEMENT_RULES = [
+    ("room", {"total": 8}, 0, 8, True),
+    ("no room", {"total": 8}, 0, 9, False),
+    ("used", {"total": 8}, 6, 2, True),
+    ("used, one too many", {"total": 8}, 6, 3, False),
+    ("reserved", {"total": 8, "reserved": 3}, 0, 5, True),
+    ("reserved, one too many", {"total": 8, "reserved": 3}, 0, 6, False),
+    ("ratio", {"total": 4, "allocation_ratio": 4.0}, 0, 16, True),
+    ("ratio, one too many", {"total": 4, "allocation_ratio": 4.0}, 0, 17,
+     False),
+    ("fractional ratio", {"total": 3, "allocation_ratio": 1.5}, 0, 4, True),
+    ("fractional ratio, over", {"total": 3, "allocation_ratio": 1.5}, 0, 5,
+     False),
+    ("ratio under one", {"total": 10, "allocation_ratio": 0.5}, 0, 6, False),
+    ("reserved, ratio and used",
+     {"total": 10, "reserved": 2, "allocation_ratio": 2.0}, 10, 6, True),
+    ("reserved, ratio and used, over",
+     {"total": 10, "reserved": 2, "allocation_ratio": 2.0}, 10, 7, False),
+    ("below min_unit", {"total": 8, "min_unit": 2}, 0, 1, False),
+    ("at min_unit", {"total": 8, "min_unit": 2}, 0, 2, True),
+    ("at max_unit", {"total": 8, "max_unit": 4}, 0, 4, True),
+    ("above max_unit", {"total": 8, "max_unit": 4}, 0, 5, False),
+    ("on step", {"total": 8, "step_size": 2}, 0, 4, True),
+    ("off step", {"total": 8, "step_size": 2}, 0, 3, False),
+    ("on step, no room", {"total": 8, "step_size": 4}, 6, 4, False),
+]
+
+
+@pytest.mark.parametrize(
+    "inventory, used, amount, expected",
+    [row[1:] for row in PLACEMENT_RULES],
+    ids=[row[0] for row in PLACEMENT_RULES])
+def test_placement_rule(conf, inventory, used, amount, expected):
+    node = helpers.node("h1", extra_inventories=[compute_node.Inventory(
+        resource_class="CUSTOM_X", **inventory)])
+    view = helpers.make_view(node, usages={"h1": {"CUSTOM_X": used}})
+    request = helpers.make_request(_only("CUSTOM_X", amount))
+    helpers.assert_both_paths(resources.ResourceFilter(conf), view, request,
+                              [expected])
+
+
+@pytest.mark.parametrize("node_fields, flavor_fields, expected", [
+    ({"vcpus": 4}, {"vcpus": 4}, True),
+    ({"vcpus": 4}, {"vcpus": 5}, False),
+    ({"vcpus": 4, "cpu_ratio": 16.0}, {"vcpus": 64}, True),
+    ({"memory_mb": 4096, "reserved_memory_mb": 512},
+     {"memory_mb": 3584}, True),
+    ({"memory_mb": 4096, "reserved_memory_mb": 512},
+     {"memory_mb": 3585}, False),
+    ({"memory_mb": 4096, "ram_ratio": 1.5}, {"memory_mb": 6144}, True),
+    ({"disk_gb": 20}, {"root_gb": 10, "ephemeral_gb": 10}, True),
+    ({"disk_gb": 20}, {"root_gb": 10, "ephemeral_gb": 10, "swap": 1}, False),
+    ({"disk_gb": 20, "disk_ratio": 2.0}, {"root_gb": 40}, True),
+])
+def test_flavor_against_standard_inventory(conf, node_fields, flavor_fields,
+                                           expected):
+    view = helpers.make_view(helpers.node("h1", **node_fields))
+    request = helpers.make_request(factories.flavor(
+        **dict({"vcpus": 1, "memory_mb": 1, "root_gb": 1}, **flavor_fields)))
+    helpers.assert_both_paths(resources.ResourceFilter(conf), view, request,
+                              [expected])
+
+
+def test_a_class_the_host_does_not_offer_never_fits(conf):
+    view = helpers.make_view(helpers.node("h1"))
+    request = helpers.make_request(_only("CUSTOM_GPU", 1))
+    helpers.assert_both_paths(resources.ResourceFilter(conf), view, request,
+                              [False])
+
+
+def test_every_requested_class_must_fit(conf):
+    view = helpers.make_view(
+        helpers.node("fits", vcpus=4, memory_mb=4096),
+        helpers.node("no-cpu", vcpus=1, memory_mb=4096),
+        helpers.node("no-ram", vcpus=4, memory_mb=1024),
+        helpers.node("no-disk", vcpus=4, memory_mb=4096, disk_gb=5))
+    request = helpers.make_request(factories.flavor(
+        vcpus=2, memory_mb=2048, root_gb=10))
+    helpers.assert_both_paths(resources.ResourceFilter(conf), view, request,
+                              [True, False, False, False])
+
+
+def test_claims_of_this_request_count_on_both_paths(conf):
+    view = helpers.make_view(helpers.node("h1", vcpus=4),
+                             helpers.node("h2", vcpus=4))
+    request = helpers.make_request(factories.flavor(vcpus=2))
+    flt = resources.ResourceFilter(conf)
+    helpers.assert_both_paths(flt, view, request, [True, True])
+    view.consume(0, {"VCPU": 2})
+    helpers.assert_both_paths(flt, view, request, [True, True])
+    view.consume(0, {"VCPU": 1})
+    helpers.assert_both_paths(flt, view, request, [False, True])
+
+
+# -- explain ------------------------------------------------------------------
+
+
+def test_explain_charges_the_first_lacking_class_by_name(conf):
+    view = helpers.make_view(
+        helpers.node("fits"),
+        helpers.node("lacks-disk-and-ram", disk_gb=1, memory_mb=1),
+        helpers.node("lacks-ram-and-cpu", memory_mb=1, vcpus=1),
+        helpers.node("lacks-cpu", vcpus=1),
+        helpers.node("lacks-all", vcpus=1, memory_mb=1, disk_gb=1))
+    request = helpers.make_request(factories.flavor(
+        vcpus=2, memory_mb=2048, root_gb=10))
+    flt = resources.ResourceFilter(conf)
+    removed = ~flt.passes_columns(view, request)
+    assert list(removed) == [False, True, True, True, True]
+    # DISK_GB < MEMORY_MB < VCPU: each host is counted once
+    assert flt.explain(view, request, removed) == {
+        "lacked DISK_GB": 2, "lacked MEMORY_MB": 1, "lacked VCPU": 1}
+
+
+def test_explain_ignores_rows_not_removed(conf):
+    view = helpers.make_view(helpers.node("a", vcpus=1),
+                             helpers.node("b", vcpus=1))
+    request = helpers.make_request(factories.flavor(vcpus=2))
+    counts = resources.ResourceFilter(conf).explain(
+        view, request, np.array([False, True]))
+    assert counts["lacked VCPU"] == 1
+    assert sum(counts.values()) == 1

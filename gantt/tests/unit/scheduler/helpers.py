@@ -1,0 +1,82 @@
+"""Small builders shared by the scheduler unit tests (not a test module)."""
+
+from gantt.scheduler import host_cache
+from gantt.scheduler import host_view
+from gantt.scheduler import request as request_mod
+from gantt.tests import factories
+
+#: the injected clock of every cache built here
+NOW = 1_000_000.0
+SERVICE_DOWN_TIME = 60
+
+
+class FakeLookup:
+    """Test double for claims.DatabaseLookup: answers from two dicts.
+
+    :param group_hosts: ``{group uuid: {host: members there}}``
+    :param consumer_hosts: ``{instance uuid: host}``
+    """
+
+    def __init__(self, group_hosts=None, consumer_hosts=None):
+        self._group_hosts = group_hosts or {}
+        self._consumer_hosts = consumer_hosts or {}
+
+    def group_hosts(self, group_uuid):
+        return dict(self._group_hosts.get(group_uuid, {}))
+
+    def consumer_hosts(self, uuids):
+        return {self._consumer_hosts[u] for u in uuids
+                if u in self._consumer_hosts}
+
+
+def make_cache(*nodes, ages=None, usages=None):
+    """A HostStateCache holding ``nodes`` (ComputeNode objects).
+
+    :param ages: ``{host name: seconds since its last report}``
+    :param usages: ``{host name: {class: used}}``
+    """
+    ages = ages or {}
+    usages = usages or {}
+    cache = host_cache.HostStateCache(clock=lambda: NOW)
+    for node in nodes:
+        cache.apply_report(host_cache.HostReport.from_compute_node(
+            node, received_at=NOW - ages.get(node.host, 0)))
+        if node.host in usages:
+            cache.apply_usage(node.uuid, 1, usages[node.host])
+    return cache
+
+
+def make_view(*nodes, ages=None, usages=None):
+    """A HostView over ``nodes``, in that row order."""
+    cache = make_cache(*nodes, ages=ages, usages=usages)
+    return host_view.HostView(cache.table, NOW, SERVICE_DOWN_TIME)
+
+
+def node(name="host1", **kwargs):
+    return factories.compute_node_obj(name, **kwargs)
+
+
+def make_request(flavor=None, *, lookup=None, instance_uuids=None,
+                 **spec_fields):
+    """A validated ResourceRequest, as from_spec builds it."""
+    spec = factories.request(flavor, **spec_fields)
+    return request_mod.from_spec(spec, instance_uuids or factories.uuids(1),
+                                 lookup or FakeLookup())
+
+
+def both_paths(flt, view, request):
+    """``(passes_columns result as a list, host_passes per row)``."""
+    columns = flt.passes_columns(view, request)
+    per_host = [bool(flt.host_passes(view.record(row), request))
+                for row in range(view.n)]
+    return (None if columns is None else [bool(v) for v in columns],
+            per_host)
+
+
+def assert_both_paths(flt, view, request, expected):
+    """Both the column and the per-host path give ``expected`` (a list of
+    booleans, one per row)."""
+    columns, per_host = both_paths(flt, view, request)
+    assert columns == expected, "passes_columns"
+    assert per_host == expected, "host_passes"
+

@@ -1,0 +1,289 @@
+"""HostStateCache: report ordering, replacement, growth and operator view."""
+
+import pytest
+
+from gantt.objects import compute_node
+from gantt.scheduler import host_cache
+from gantt.scheduler import host_view
+from gantt.tests import factories
+from gantt.tests.unit.scheduler import helpers
+
+
+def _report(node, received_at=helpers.NOW):
+    return host_cache.HostReport.from_compute_node(node,
+                                                   received_at=received_at)
+
+
+def _custom(rc, total, **kwargs):
+    return compute_node.Inventory(resource_class=rc, total=total, **kwargs)
+
+
+def _state(cache, name, service_down_time=helpers.SERVICE_DOWN_TIME):
+    [state] = cache.host_states(service_down_time, hosts=[name])
+    return state
+
+
+def _resources(state):
+    return {r.resource_class: r for r in state.resources}
+
+
+# -- report ordering ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("second_sequence, applied", [
+    (9, False),    # older: a reordered cast
+    (10, False),   # equal: a duplicated cast
+    (11, True),    # newer
+])
+def test_only_a_newer_report_replaces_the_stored_one(second_sequence,
+                                                     applied):
+    cache = helpers.make_cache()
+    assert cache.apply_report(_report(factories.compute_node_obj(
+        "h1", vcpus=8, sequence=10)))
+    assert cache.apply_report(_report(factories.compute_node_obj(
+        "h1", vcpus=32, sequence=second_sequence))) is applied
+    vcpu = _resources(_state(cache, "h1"))["VCPU"]
+    assert vcpu.total == (32 if applied else 8)
+    assert _state(cache, "h1").report_sequence == (
+        second_sequence if applied else 10)
+    assert len(cache) == 1
+
+
+def test_newer_report_replaces_inventory_traits_and_aggregates():
+    cache = helpers.make_cache(factories.compute_node_obj(
+        "h1", sequence=1, traits=["HW_CPU_X86_AVX2", "CUSTOM_OLD"],
+        aggregates=["agg-a"], zone="az1",
+        extra_inventories=[_custom("CUSTOM_GPU", 4)]))
+    assert "CUSTOM_GPU" in _resources(_state(cache, "h1"))
+
+    assert cache.apply_report(_report(factories.compute_node_obj(
+        "h1", sequence=2, vcpus=4, traits=["CUSTOM_NEW"],
+        aggregates=["agg-b"], zone="az2")))
+
+    table = cache.table
+    row = table.row_by_uuid[factories.host_uuid("h1")]
+    gpu = table.resource_classes.get("CUSTOM_GPU")
+    # a class no longer reported offers nothing
+    assert not table.has_inventory[row, gpu]
+    assert table.total[row, gpu] == 0
+    state = _state(cache, "h1")
+    assert sorted(_resources(state)) == ["DISK_GB", "MEMORY_MB", "VCPU"]
+    assert _resources(state)["VCPU"].total == 4
+    assert state.traits == ["CUSTOM_NEW"]
+    assert state.aggregates == ["agg-b"]
+    assert state.availability_zone == "az2"
+    view = host_view.HostView(table, helpers.NOW, 60)
+    assert list(view.fits("CUSTOM_GPU", 1)) == [False]
+    assert list(view.has_trait("CUSTOM_OLD")) == [False]
+    assert list(view.in_aggregate("agg-a")) == [False]
+
+
+def test_host_renamed_by_a_newer_report_moves_in_the_host_index():
+    cache = helpers.make_cache(factories.compute_node_obj("h1", sequence=1))
+    node = factories.compute_node_obj("h1", sequence=2)
+    node.host = "h1-renamed"
+    cache.apply_report(_report(node))
+    view = host_view.HostView(cache.table, helpers.NOW, 60)
+    assert list(view.rows_of_hosts(["h1"])) == [False]
+    assert list(view.rows_of_hosts(["h1-renamed"])) == [True]
+
+
+# -- growth -------------------------------------------------------------------
+
+
+def _assert_host_intact(table, i):
+    name = f"h{i:03d}"
+    row = table.row_by_uuid[factories.host_uuid(name)]
+    assert row == i
+    assert table.hosts[row] == name
+    assert table.nodenames[row] == name
+    col = table.resource_classes.get("VCPU")
+    assert table.total[row, col] == 10 + i
+    assert table.has_inventory[row, col]
+    assert table.rows_by_host[name] == [row]
+
+
+def test_growth_past_the_initial_row_capacity_keeps_earlier_rows():
+    cache = helpers.make_cache()
+    initial = cache.table.row_capacity
+    assert initial == 64
+    for i in range(initial * 2 + 5):
+        assert cache.apply_report(_report(factories.compute_node_obj(
+            f"h{i:03d}", vcpus=10 + i)))
+    table = cache.table
+    assert table.n == initial * 2 + 5
+    assert table.row_capacity >= table.n
+    for i in range(table.n):
+        _assert_host_intact(table, i)
+    # spare rows hold no host: nothing leaks into the host index
+    assert set(table.rows_by_host) == {f"h{i:03d}" for i in range(table.n)}
+
+
+@pytest.mark.parametrize("kind", ["resource_classes", "traits", "aggregates"])
+def test_growth_past_the_initial_column_capacity_keeps_earlier_rows(kind):
+    cache = helpers.make_cache(*[
+        factories.compute_node_obj(f"h{i:03d}", vcpus=10 + i,
+                                   traits=["CUSTOM_T0"], aggregates=["agg0"])
+        for i in range(3)])
+    names = [f"CUSTOM_X{i}" for i in range(12)]    # 3 + 12 > 8 columns
+    if kind == "resource_classes":
+        extra = {"extra_inventories": [_custom(n, 5 + i)
+                                       for i, n in enumerate(names)]}
+    elif kind == "traits":
+        extra = {"traits": names}
+    else:
+        extra = {"aggregates": names}
+    node = factories.compute_node_obj("h003", vcpus=13, **extra)
+    assert cache.apply_report(_report(node))
+
+    table = cache.table
+    for i in range(4):
+        _assert_host_intact(table, i)
+    view = host_view.HostView(table, helpers.NOW, 60)
+    # the old hosts keep their memberships; only h003 has the new names
+    assert list(view.has_trait("CUSTOM_T0")) == [True] * 3 + [False]
+    assert list(view.in_aggregate("agg0")) == [True] * 3 + [False]
+    record = view.record(3)
+    if kind == "resource_classes":
+        assert {n: record.resources[n].total for n in names} == {
+            n: 5 + i for i, n in enumerate(names)}
+        assert table.total.shape[1] >= 15
+    elif kind == "traits":
+        assert record.traits == frozenset(names)
+    else:
+        assert record.aggregates == frozenset(names)
+    first = view.record(0)
+    assert first.traits == frozenset(["CUSTOM_T0"])
+    assert first.aggregates == frozenset(["agg0"])
+    assert not set(names) & set(first.resources)
+
+
+def test_view_taken_before_growth_keeps_consistent_shapes():
+    cache = helpers.make_cache(*[
+        factories.compute_node_obj(f"h{i:03d}", vcpus=10 + i)
+        for i in range(64)])
+    old = host_view.HostView(cache.table, helpers.NOW, 60)
+    # a new host, new classes, traits and aggregates: every array is regrown
+    for i in range(64, 70):
+        cache.apply_report(_report(factories.compute_node_obj(
+            f"h{i:03d}", vcpus=10 + i,
+            extra_inventories=[_custom(f"CUSTOM_R{j}", 4)
+                               for j in range(10)],
+            traits=[f"CUSTOM_T{j}" for j in range(10)],
+            aggregates=[f"agg{j}" for j in range(10)])))
+    assert cache.table is not old.table
+
+    assert old.n == 64
+    for column in (old.hosts, old.uuids, old.nodenames, old.up(),
+                   old.column("disabled"), old.fits("VCPU", 1),
+                   old.fits("CUSTOM_R3", 1), old.has_trait("CUSTOM_T3"),
+                   old.in_aggregate("agg3"), old.rows_of_hosts(["h065"])):
+        assert column.shape == (64,)
+    assert not old.fits("CUSTOM_R3", 1).any()
+    assert old.row_of(factories.host_uuid("h065")) is None
+    assert old.record(63).resources["VCPU"].total == 73
+    col = old.rc_column("VCPU")
+    assert old.free(col).shape == (64,)
+    assert list(old.free(col)[:2]) == [10.0, 11.0]
+
+    new = host_view.HostView(cache.table, helpers.NOW, 60)
+    assert new.n == 70
+    assert new.fits("CUSTOM_R3", 4).sum() == 6
+
+
+# -- usage --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("generation, applied, used", [
+    (4, False, 3),   # older news: ignored
+    (5, True, 7),    # the same generation again (e.g. a sync): taken
+    (6, True, 7),    # newer
+])
+def test_apply_usage_ignores_an_older_generation(generation, applied, used):
+    node = factories.compute_node_obj("h1")
+    cache = helpers.make_cache(node)
+    assert cache.apply_usage(node.uuid, 5, {"VCPU": 3})
+    assert cache.apply_usage(node.uuid, generation, {"VCPU": 7}) is applied
+    state = _state(cache, "h1")
+    assert _resources(state)["VCPU"].used == used
+    assert state.generation == (generation if applied else 5)
+
+
+def test_apply_usage_replaces_the_whole_usage():
+    node = factories.compute_node_obj("h1")
+    cache = helpers.make_cache(node)
+    cache.apply_usage(node.uuid, 1, {"VCPU": 3, "MEMORY_MB": 512})
+    cache.apply_usage(node.uuid, 2, {"VCPU": 1, "CUSTOM_UNKNOWN": 5})
+    used = {rc: r.used for rc, r in _resources(_state(cache, "h1")).items()}
+    assert used == {"VCPU": 1, "MEMORY_MB": 0, "DISK_GB": 0}
+
+
+def test_apply_usage_for_an_unknown_provider_is_ignored():
+    cache = helpers.make_cache(factories.compute_node_obj("h1"))
+    assert not cache.apply_usage(factories.host_uuid("nope"), 1, {"VCPU": 1})
+
+
+# -- operator view ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("total, reserved, ratio, used, free", [
+    (16, 0, 1.0, 0, 16),
+    (16, 2, 1.0, 4, 10),
+    (16, 2, 4.0, 4, 52),
+    (10, 1, 1.5, 0, 13),    # int(13.5)
+    (8, 0, 1.0, 10, -2),    # overcommitted by a shrunken inventory
+])
+def test_host_states_free_is_capacity_minus_used(total, reserved, ratio,
+                                                 used, free):
+    node = factories.compute_node_obj("h1", extra_inventories=[_custom(
+        "CUSTOM_X", total, reserved=reserved, allocation_ratio=ratio)])
+    cache = helpers.make_cache(node, usages={"h1": {"CUSTOM_X": used}})
+    res = _resources(_state(cache, "h1"))["CUSTOM_X"]
+    assert (res.total, res.reserved, res.allocation_ratio, res.used,
+            res.free) == (total, reserved, ratio, used, free)
+
+
+@pytest.mark.parametrize("age, up", [
+    (0, True), (59.5, True), (60, True), (60.5, False), (3600, False),
+])
+def test_host_states_up_follows_service_down_time(age, up):
+    clock = [helpers.NOW]
+    cache = host_cache.HostStateCache(clock=lambda: clock[0])
+    cache.apply_report(_report(factories.compute_node_obj("h1"),
+                               received_at=helpers.NOW))
+    clock[0] = helpers.NOW + age
+    assert _state(cache, "h1", service_down_time=60).up is up
+
+
+def test_host_states_reports_identity_and_membership():
+    cell = "4c7d3bd2-7c2c-4b3e-9d0f-2a5c1f0e9a11"
+    cache = helpers.make_cache(
+        factories.compute_node_obj(
+            "h1", zone="az1", cell_uuid=cell, traits=["CUSTOM_A"],
+            aggregates=["agg1"], disabled=True, num_instances=3,
+            num_io_ops=2, sequence=77),
+        factories.compute_node_obj("h2"))
+    state = _state(cache, "h1")
+    assert (state.uuid, state.host, state.nodename) == (
+        factories.host_uuid("h1"), "h1", "h1")
+    assert (state.cell_uuid, state.availability_zone) == (cell, "az1")
+    assert (state.traits, state.aggregates) == (["CUSTOM_A"], ["agg1"])
+    assert (state.disabled, state.num_instances, state.num_io_ops,
+            state.report_sequence) == (True, 3, 2, 77)
+    h2 = _state(cache, "h2")
+    assert (h2.cell_uuid, h2.availability_zone, h2.disabled) == (
+        None, None, False)
+
+
+@pytest.mark.parametrize("wanted, hosts", [
+    (None, ["h1", "h2", "h3"]),
+    (["h2"], ["h2"]),
+    ([factories.host_uuid("h3")], ["h3"]),
+    (["h1", "unknown"], ["h1"]),
+])
+def test_host_states_selects_by_name_or_uuid(wanted, hosts):
+    cache = helpers.make_cache(*[factories.compute_node_obj(h)
+                                 for h in ("h1", "h2", "h3")])
+    states = cache.host_states(60, hosts=wanted)
+    assert [s.host for s in states] == hosts
+
