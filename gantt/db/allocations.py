@@ -123,16 +123,31 @@ def release(conn, consumer_uuid):
     return [ProviderState(r.uuid, r.generation, usage[r.id]) for r in rows]
 
 
-def consumer_group(conn, consumer_uuid):
-    """The :class:`GroupClaim` a consumer was claimed under, or None."""
+@dataclasses.dataclass(frozen=True)
+class ConsumerInfo:
+    """Who owns a consumer, and the group rule it was claimed under."""
+
+    project_id: str | None = None
+    user_id: str | None = None
+    group: GroupClaim | None = None
+
+
+def consumer_info(conn, consumer_uuid):
+    """The :class:`ConsumerInfo` of a consumer (empty if unknown)."""
     row = conn.execute(
-        sa.select(GROUPS.c.uuid, GROUPS.c.policy,
+        sa.select(CONSUMERS.c.project_id, CONSUMERS.c.user_id,
+                  GROUPS.c.uuid, GROUPS.c.policy,
                   GROUPS.c.max_server_per_host)
-        .join(CONSUMERS, CONSUMERS.c.instance_group_uuid == GROUPS.c.uuid)
+        .select_from(CONSUMERS)
+        .outerjoin(GROUPS, CONSUMERS.c.instance_group_uuid == GROUPS.c.uuid)
         .where(CONSUMERS.c.uuid == consumer_uuid)).first()
     if row is None:
-        return None
-    return GroupClaim(row.uuid, row.policy, row.max_server_per_host or 1)
+        return ConsumerInfo()
+    group = None
+    if row.uuid is not None:
+        group = GroupClaim(row.uuid, row.policy,
+                           row.max_server_per_host or 1)
+    return ConsumerInfo(row.project_id, row.user_id, group)
 
 
 def consumer_allocations(conn, consumer_uuid):

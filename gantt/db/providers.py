@@ -25,6 +25,9 @@ class SaveResult:
     generation: int | None
     # classes whose new inventory was refused because usage exceeds it
     refused: dict = dataclasses.field(default_factory=dict)
+    # what the database holds when it differs from the report (refused
+    # classes, or a race lost to a newer report): class -> inventory tuple
+    stored_inventories: dict | None = None
 
 
 def _inventory_row(inv):
@@ -73,7 +76,8 @@ def save_report(db, node, received_at=None):
                 .where(REPORTS.c.report_sequence < node.report_sequence)
                 .values(**_report_row(node, received_at))).rowcount
             if not won:
-                return SaveResult(applied=False, generation=row.generation)
+                return SaveResult(applied=False, generation=row.generation,
+                                  stored_inventories=_stored(conn, row.id))
             refused = _replace_inventory(conn, row.id, node.inventories)
             changed = _replace_set(conn, TRAITS, "trait", row.id, node.traits)
             changed |= _replace_set(conn, AGGS, "aggregate_uuid", row.id,
@@ -85,11 +89,27 @@ def save_report(db, node, received_at=None):
                 conn.execute(RP.update().where(RP.c.id == row.id).values(
                     generation=RP.c.generation + 1,
                     updated_at=received_at))
-            return SaveResult(applied=True, generation=generation,
-                              refused=refused or {})
+            return SaveResult(
+                applied=True, generation=generation, refused=refused or {},
+                stored_inventories=_stored(conn, row.id) if refused else None)
     except db_exc.DBDuplicateEntry:
-        # another worker inserted this new host at the same moment
-        return SaveResult(applied=False, generation=None)
+        pass
+    # another worker inserted this new host at the same moment
+    with db.begin() as conn:
+        rp_id = conn.execute(sa.select(RP.c.id).where(
+            RP.c.uuid == node.uuid)).scalar_one()
+        return SaveResult(applied=False, generation=None,
+                          stored_inventories=_stored(conn, rp_id))
+
+
+def _stored(conn, rp_id):
+    """The provider's inventory as committed now (a locking read, so that
+    MariaDB's repeatable-read snapshot cannot hide a concurrent winner)."""
+    rows = conn.execute(sa.select(INV).where(
+        INV.c.resource_provider_id == rp_id).with_for_update(read=True))
+    return {r.resource_class: (r.total, r.reserved, r.min_unit, r.max_unit,
+                               r.step_size, r.allocation_ratio)
+            for r in rows}
 
 
 def _insert(conn, node, received_at):

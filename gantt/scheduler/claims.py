@@ -71,9 +71,9 @@ class Claimer:
         raise exception.ClaimConflict(provider="*", seen="?",
                                       consumer=consumer_uuid)
 
-    def consumer_group(self, consumer_uuid):
+    def consumer_info(self, consumer_uuid):
         with self.db.begin() as conn:
-            return allocations.consumer_group(conn, consumer_uuid)
+            return allocations.consumer_info(conn, consumer_uuid)
 
     def consumer_allocations(self, consumer_uuid):
         with self.db.begin() as conn:

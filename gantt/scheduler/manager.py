@@ -11,6 +11,7 @@ touches oslo.messaging (the RPC layer hands it a ``broadcast`` callable).
 """
 
 import collections
+import dataclasses
 import datetime
 import json
 import logging
@@ -122,6 +123,12 @@ class SchedulerManager:
                 LOG.warning("Host %s (%s): inventory change refused for %s",
                             node.host, node.uuid, "; ".join(
                                 "%s: %s" % kv for kv in saved.refused.items()))
+            if (saved.stored_inventories is not None
+                    and saved.stored_inventories != report.inventories):
+                # claims are checked against the database's inventory, so
+                # the cache must hold that one, not the agent's wish
+                report = dataclasses.replace(
+                    report, inventories=saved.stored_inventories)
         applied = self.cache.apply_report(report, persisted=persisted)
         self.counters.add("reports_applied" if applied else "reports_stale")
         if not applied:
@@ -322,7 +329,7 @@ class SchedulerManager:
 
         :raises: MaxRetriesExceeded, with nothing left allocated
         """
-        group = self.claimer.consumer_group(instance_uuid)
+        owner = self.claimer.consumer_info(instance_uuid)
         self._claimed(self.claimer.release(instance_uuid))
         LOG.info("Build of %s failed on %s; released, trying %d alternate(s)",
                  instance_uuid, failed_selection.service_host
@@ -332,7 +339,8 @@ class SchedulerManager:
             try:
                 states = self.claimer.claim(
                     instance_uuid, alt.allocation_request.as_mapping(),
-                    group=group)
+                    project_id=owner.project_id, user_id=owner.user_id,
+                    group=owner.group)
             except _NEXT_CANDIDATE as exc:
                 reasons.append("%s: %s" % (alt.service_host, exc))
                 continue

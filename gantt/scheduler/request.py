@@ -142,6 +142,13 @@ def _groups_from_extra_specs(extra_specs):
 def _explicit_group(group):
     resources = {validate_resource_class(rc): _positive_int(v, rc)
                  for rc, v in group.resources.items()}
+    for rc, amount in resources.items():
+        # Placement refuses "VCPU:0" too: a zero here is a caller's mistake
+        # (a flavor's zero means "none", and is dropped before this point)
+        if amount == 0:
+            raise exception.InvalidRequest(
+                reason="request group %r asks for 0 %s; leave the class out "
+                       "instead" % (group.suffix or "", rc))
     return ResourceGroup(
         suffix=group.suffix or "",
         resources=resources,

@@ -248,7 +248,7 @@ def test_group_policy_is_enforced_in_the_claim(db, policy, max_per_host,
         assert allocations.group_hosts(conn, GROUP) == {
             h: n for h, n in (("h1", placements.count(H1)),
                               ("h2", placements.count(H2))) if n}
-        assert allocations.consumer_group(conn, VM1) == (
+        assert allocations.consumer_info(conn, VM1).group == (
             allocations.GroupClaim(GROUP, policy, max_per_host))
 
 

@@ -650,3 +650,27 @@ def test_a_restarted_worker_sees_the_same_hosts(conf, manager):
 
     assert comparable(fresh.get_host_states()) == comparable(
         manager.get_host_states())
+
+
+def test_reclaim_keeps_the_consumer_s_project_and_user(manager):
+    for name in ("p1", "p2"):
+        manager.update_resource_stats(factories.compute_node_obj(name))
+    spec = factories.request(project_id="proj-a", user_id="user-b")
+    [sels] = manager.select_destinations(spec, factories.uuids(1))
+    manager.reclaim(sels[0].consumer_uuid, sels[0], sels[1:])
+    consumers = models.Consumer.__table__
+    with manager.db.begin() as conn:
+        row = conn.execute(sa.select(consumers.c.project_id,
+                                     consumers.c.user_id)).one()
+    assert tuple(row) == ("proj-a", "user-b")
+
+
+def test_cache_holds_the_database_inventory_when_a_cut_is_refused(manager):
+    manager.update_resource_stats(factories.compute_node_obj("cut", vcpus=8))
+    spec = factories.request(factories.flavor(vcpus=6, memory_mb=1, root_gb=1))
+    manager.select_destinations(spec, factories.uuids(1))
+    # the agent reports 2 VCPUs while 6 are allocated: refused, kept at 8
+    manager.update_resource_stats(factories.compute_node_obj("cut", vcpus=2))
+    [state] = manager.get_host_states()
+    vcpu = {r.resource_class: r for r in state.resources}["VCPU"]
+    assert (vcpu.total, vcpu.used, vcpu.free) == (8, 6, 2)
