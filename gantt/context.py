@@ -22,4 +22,6 @@ class RequestContext(context.RequestContext):
 
 
 def get_admin_context():
-    return RequestContext(is_admin=True)
+    # overwrite=False: the thread's current context (the caller's request
+    # id in every log line) must survive an internal cast made on its behalf
+    return RequestContext(is_admin=True, overwrite=False)

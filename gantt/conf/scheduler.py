@@ -65,11 +65,6 @@ so this only bounds staleness when a broadcast is lost. 0 disables it.
 Broadcast every claim and release to the other workers (fanout cast) so their
 caches see the new usage without waiting for the next usage sync.
 """),
-    cfg.IntOpt("graceful_shutdown_timeout", default=30, min=0,
-               help="""
-Seconds a worker waits on SIGTERM for in-flight calls to finish before
-exiting.
-"""),
 ]
 
 

@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 from oslo_utils import timeutils
+from oslo_utils import uuidutils
 
 from gantt import exception
 from gantt.db import allocations as db_allocations
@@ -170,6 +171,11 @@ class SchedulerManager:
             self._roll_back([c[0] for c in claimed])
             self.counters.add("no_valid_host")
             raise
+        except Exception:
+            # all or nothing holds for unexpected failures too (a database
+            # outage half-way): undo what was claimed, if the DB lets us
+            self._roll_back([c[0] for c in claimed], best_effort=True)
+            raise
         # alternates are chosen once every instance is claimed, so that they
         # respect the whole request (siblings' usage, the group's new hosts)
         placed = [self._selections(view, request, cands, c, return_alternates)
@@ -311,9 +317,16 @@ class SchedulerManager:
                 resource_provider_uuid=s.uuid, generation=s.generation,
                 usages=s.usages) for s in states])
 
-    def _roll_back(self, consumer_uuids):
+    def _roll_back(self, consumer_uuids, best_effort=False):
         for uuid in consumer_uuids:
-            self._claimed(self.claimer.release(uuid))
+            try:
+                self._claimed(self.claimer.release(uuid))
+            except Exception:
+                if not best_effort:
+                    raise
+                LOG.error("Could not roll back the claim of %s; the caller "
+                          "must release it (or retry with the same uuid, "
+                          "which replaces it)", uuid)
         if consumer_uuids:
             LOG.info("Rolled back %d claim(s) of an all-or-nothing request",
                      len(consumer_uuids))
@@ -391,12 +404,36 @@ def _group_claim(request):
                                      group.max_per_host)
 
 
+#: longest value the database stores for each string field of a report
+_MAX_LENGTH = {"host": 255, "nodename": 200, "availability_zone": 255}
+
+
 def _validate_node(node):
     """Reject a report that would corrupt the model, naming the bad value."""
+    _validate_identity(node)
+    _validate_inventories(node)
+    for trait in node.traits:
+        request_mod.validate_trait(trait)
+
+
+def _validate_identity(node):
     for field in ("uuid", "host", "nodename", "report_sequence"):
         if not node.obj_attr_is_set(field):
             raise exception.InvalidRequest(
                 reason="ComputeNode.%s is required" % field)
+    for field, limit in _MAX_LENGTH.items():
+        value = getattr(node, field)
+        if value is not None and not 0 < len(value) <= limit:
+            raise exception.InvalidRequest(
+                reason="ComputeNode.%s must be 1 to %d characters"
+                       % (field, limit))
+    for agg in node.aggregates:
+        if not uuidutils.is_uuid_like(agg):
+            raise exception.InvalidRequest(
+                reason="aggregate %r is not a uuid" % (agg,))
+
+
+def _validate_inventories(node):
     seen = set()
     for inv in node.inventories:
         rc = request_mod.validate_resource_class(inv.resource_class)
@@ -415,8 +452,6 @@ def _validate_node(node):
         if inv.allocation_ratio <= 0:
             raise exception.InvalidRequest(
                 reason="%s: allocation_ratio must be positive" % rc)
-    for trait in node.traits:
-        request_mod.validate_trait(trait)
 
 
 def _report_from_row(host):

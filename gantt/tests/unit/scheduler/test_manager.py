@@ -1,6 +1,7 @@
 """SchedulerManager end to end on SQLite: reports, placement, claims."""
 
 import collections
+import uuid as uuidlib
 
 import pytest
 import sqlalchemy as sa
@@ -13,6 +14,8 @@ from gantt.objects import usage
 from gantt.scheduler import manager as manager_mod
 from gantt.scheduler import selections
 from gantt.tests import factories
+
+AGG = str(uuidlib.UUID(int=0xA66))
 
 ALLOC = models.Allocation.__table__
 RP = models.ResourceProvider.__table__
@@ -638,7 +641,7 @@ def test_peer_usage_reaches_the_cache(manager):
 
 def test_a_restarted_worker_sees_the_same_hosts(conf, manager):
     _report(manager, "h1", zone="az1", traits=["CUSTOM_A"],
-            aggregates=["agg1"], cell_uuid=CELL_A, disabled=True)
+            aggregates=[AGG], cell_uuid=CELL_A, disabled=True)
     _sized(manager, "h2", 2)
     _select(manager, 3)
     fresh = manager_mod.SchedulerManager(conf, manager.db)
@@ -674,3 +677,18 @@ def test_cache_holds_the_database_inventory_when_a_cut_is_refused(manager):
     [state] = manager.get_host_states()
     vcpu = {r.resource_class: r for r in state.resources}["VCPU"]
     assert (vcpu.total, vcpu.used, vcpu.free) == (8, 6, 2)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("aggregates", ["not-a-uuid"]),
+    ("availability_zone", "z" * 256),
+    ("nodename", "n" * 201),
+    ("host", ""),
+])
+def test_reports_the_database_cannot_store_are_rejected(manager, field,
+                                                        value):
+    node = factories.compute_node_obj("long")
+    setattr(node, field, value)
+    with pytest.raises(exception.InvalidRequest, match=field[:-1]):
+        manager.update_resource_stats(node)
+    assert manager.get_host_states() == []
