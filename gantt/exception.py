@@ -75,6 +75,14 @@ class ConfigurationError(GanttException):
     code = "gantt.configuration_error"
 
 
+class ServiceUnavailable(GanttException):
+    """Retryable: nothing was decided (a claim made is undone or kept once;
+    retrying with the same instance uuids replaces it)."""
+
+    msg_fmt = "The scheduler cannot serve this request now: %(reason)s"
+    code = "gantt.service_unavailable"
+
+
 class MessagingUnavailable(GanttException):
     msg_fmt = ("Cannot reach the message broker at %(url)s: %(reason)s")
     code = "gantt.messaging_unavailable"

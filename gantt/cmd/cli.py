@@ -3,6 +3,11 @@
     gantt --config-file /etc/gantt/gantt.conf host-list [--cell UUID]
     gantt --config-file /etc/gantt/gantt.conf host-show HOST
     gantt --config-file /etc/gantt/gantt.conf stats
+    gantt --config-file /etc/gantt/gantt.conf explain SPEC.yaml [--limit N]
+    gantt --config-file /etc/gantt/gantt.conf aggregate-list
+    gantt --config-file /etc/gantt/gantt.conf aggregate-set UUID NAME \
+        [--host H]... [--property KEY=VALUE]...
+    gantt --config-file /etc/gantt/gantt.conf aggregate-delete UUID
 """
 
 import json
@@ -10,7 +15,10 @@ import sys
 
 from oslo_config import cfg
 
+from gantt import exception
 from gantt.cmd import common
+from gantt.cmd import spec_file
+from gantt.objects import aggregate as aggregate_obj
 from gantt.rpcapi import client as rpc_client
 
 
@@ -57,6 +65,110 @@ def _stats(conf):
     print(json.dumps(stats.obj_to_dict(), indent=2, sort_keys=True))
 
 
+def _print_explanation(result):
+    print(result.summary)
+    print("\nRequest: %s" % ", ".join(
+        "%s=%d" % kv for kv in sorted(result.resources.items())))
+    print("Filters: %s" % ", ".join(result.filters))
+    print("\nRemoved (%d hosts considered, %d left):" % (
+        result.considered, result.passed))
+    if not result.steps:
+        print("  nothing")
+    for step in result.steps:
+        more = step.removed - len(step.hosts)
+        print("  %-10s %-34s %6d  %s" % (step.stage, step.name, step.removed,
+                                         step.reason))
+        print("  %-10s %-34s %6s  %s%s" % (
+            "", "", "", ", ".join(step.hosts),
+            " (+%d more)" % more if more > 0 else ""))
+    if not result.weighed:
+        return
+    names = [w for w in result.weighers
+             if any(h.weights.get(w) for h in result.weighed)]
+    print("\nBest %d of %d hosts (weight = sum of multiplier x normalised "
+          "value; weighers that added nothing are left out):" % (
+              len(result.weighed), result.passed))
+    print("  %-4s %-24s %10s  %s" % ("RANK", "HOST", "WEIGHT", "  ".join(
+        "%12s" % w.replace("Weigher", "")[:12] for w in names)))
+    for rank, host in enumerate(result.weighed, 1):
+        print("  %-4d %-24s %10.4f  %s" % (rank, host.host, host.weight,
+                                           "  ".join(
+            "%12.4f" % host.weights.get(w, 0.0) for w in names)))
+
+
+def _explain(conf):
+    try:
+        spec = spec_file.load(conf.command.spec)
+        result = _client(conf).explain(None, spec, limit=conf.command.limit)
+    except (exception.InvalidRequest, OSError) as exc:
+        print("gantt explain: %s" % exc, file=sys.stderr)
+        return 2
+    if conf.command.json:
+        print(json.dumps(result.obj_to_dict(), indent=2, sort_keys=True))
+    else:
+        _print_explanation(result)
+    return 0
+
+
+def _aggregate_list(conf):
+    aggregates = _client(conf).get_aggregates(None)
+    for agg in aggregates:
+        print("%s  %-20s hosts: %s" % (agg.uuid, agg.name,
+                                       ", ".join(agg.hosts) or "-"))
+        for key, value in sorted(agg.metadata.items()):
+            print("%38s %s = %s" % ("", key, value))
+    print("%d aggregate(s)" % len(aggregates))
+
+
+def _aggregate_set(conf):
+    cmd = conf.command
+    metadata = {}
+    for item in cmd.property or ():
+        key, sep, value = item.partition("=")
+        if not sep:
+            print("gantt aggregate-set: --property takes KEY=VALUE, got %r"
+                  % item, file=sys.stderr)
+            return 2
+        metadata[key] = value
+    try:
+        aggregate = aggregate_obj.Aggregate(
+            uuid=cmd.uuid, name=cmd.name, hosts=list(cmd.host or ()),
+            metadata=metadata)
+        _client(conf).set_aggregate(None, aggregate)
+    except (exception.InvalidRequest, ValueError) as exc:
+        print("gantt aggregate-set: %s" % exc, file=sys.stderr)
+        return 2
+    print("aggregate %s (%s) set" % (cmd.uuid, cmd.name))
+    return 0
+
+
+def _aggregate_delete(conf):
+    if not _client(conf).delete_aggregate(None, conf.command.uuid):
+        print("no such aggregate: %s" % conf.command.uuid, file=sys.stderr)
+        return 1
+    return 0
+
+
+def _add_aggregate_commands(subparsers):
+    listing = subparsers.add_parser("aggregate-list",
+                                    help="every aggregate and its metadata")
+    listing.set_defaults(func=_aggregate_list)
+    setter = subparsers.add_parser(
+        "aggregate-set", help="create or replace an aggregate (all of its "
+                              "hosts and metadata)")
+    setter.add_argument("uuid")
+    setter.add_argument("name")
+    setter.add_argument("--host", action="append",
+                        help="a member host (repeat for more)")
+    setter.add_argument("--property", action="append",
+                        help="metadata KEY=VALUE (repeat for more)")
+    setter.set_defaults(func=_aggregate_set)
+    deleter = subparsers.add_parser("aggregate-delete",
+                                    help="delete an aggregate")
+    deleter.add_argument("uuid")
+    deleter.set_defaults(func=_aggregate_delete)
+
+
 def _add_commands(subparsers):
     host_list = subparsers.add_parser("host-list",
                                       help="every host and its usage")
@@ -70,6 +182,16 @@ def _add_commands(subparsers):
         "stats", help="counters of the worker that answers "
                       "(requests, NoValidHost, eliminations per filter)")
     stats.set_defaults(func=_stats)
+    explain = subparsers.add_parser(
+        "explain", help="which hosts each filter removes for a request "
+                        "spec, and how the best ones weigh (no claim)")
+    explain.add_argument("spec", help="request spec file (JSON or YAML)")
+    explain.add_argument("--limit", type=int, default=10,
+                         help="how many of the best hosts to show")
+    explain.add_argument("--json", action="store_true",
+                         help="print the Explanation as JSON")
+    explain.set_defaults(func=_explain)
+    _add_aggregate_commands(subparsers)
 
 
 def main(argv=None):

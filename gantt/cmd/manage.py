@@ -6,6 +6,7 @@ from oslo_config import cfg
 
 from gantt.cmd import common
 from gantt.db import api as db_api
+from gantt.db import audit
 from gantt.db import migration
 
 
@@ -22,6 +23,32 @@ def _db_version(conf):
     print(migration.current_version(db) or "empty")
 
 
+def _allocations_audit(conf):
+    db = db_api.Database.from_conf(conf)
+    args = conf.category
+    orphans = audit.find_orphans(db, args.grace)
+    if not orphans:
+        print("No orphaned allocations (hosts that report their instances "
+              "were checked with a grace of %ds)." % args.grace)
+        return 0
+    print("%-36s  %-20s  %-19s  %-19s  %s" % (
+        "CONSUMER", "HOST", "CLAIMED", "HOST REPORTED", "RESOURCES"))
+    for o in orphans:
+        print("%-36s  %-20s  %-19s  %-19s  %s" % (
+            o.consumer_uuid, o.host, o.claimed_at.isoformat(" ", "seconds"),
+            o.reported_at.isoformat(" ", "seconds"), ",".join(
+                "%s=%d" % kv for kv in sorted(o.resources.items()))))
+    consumers = len({o.consumer_uuid for o in orphans})
+    if not args.delete:
+        print("%d orphaned consumer(s). Nothing was changed; run again with "
+              "--delete to release them." % consumers)
+        return 3
+    released = audit.release_orphans(db, orphans)
+    print("Released %d orphaned consumer(s); scheduler caches see the room "
+          "at their next usage sync." % released)
+    return 0
+
+
 def _add_commands(subparsers):
     db = subparsers.add_parser("db", help="database schema")
     db_sub = db.add_subparsers(dest="action")
@@ -30,6 +57,19 @@ def _add_commands(subparsers):
     sync.set_defaults(func=_db_sync)
     version = db_sub.add_parser("version", help="print the schema version")
     version.set_defaults(func=_db_version)
+    allocs = subparsers.add_parser("allocations", help="allocation upkeep")
+    allocs_sub = allocs.add_subparsers(dest="action")
+    allocs_sub.required = True
+    audit_cmd = allocs_sub.add_parser(
+        "audit", help="find allocations whose consumer is not on its host "
+                      "(exit code 3 when some are found)")
+    audit_cmd.add_argument(
+        "--grace", type=int, default=3600,
+        help="seconds a claim may stay unlisted by its host's agent before "
+             "it counts as orphaned (default 3600)")
+    audit_cmd.add_argument("--delete", action="store_true",
+                           help="release the orphans found")
+    audit_cmd.set_defaults(func=_allocations_audit)
 
 
 def main(argv=None):
@@ -38,8 +78,7 @@ def main(argv=None):
     conf = common.parse_args(sys.argv[1:] if argv is None else argv,
                              description="Gantt management",
                              cli_opts=[command], log=False)
-    conf.category.func(conf)
-    return 0
+    return conf.category.func(conf) or 0
 
 
 if __name__ == "__main__":

@@ -7,9 +7,13 @@ own (the daemon builds its own, tests build a fresh one per test).
 from gantt.conf import cells
 from gantt.conf import database
 from gantt.conf import filter_scheduler
+from gantt.conf import metrics
+from gantt.conf import pci
+from gantt.conf import request_filters
 from gantt.conf import scheduler
 
-ALL_MODULES = (scheduler, filter_scheduler, cells, database)
+ALL_MODULES = (scheduler, request_filters, filter_scheduler, metrics, pci,
+               cells, database)
 
 
 def register_opts(conf):

@@ -11,10 +11,30 @@ DEFAULT_FILTERS = [
     "ResourceFilter",
     "AvailabilityZoneFilter",
     "ComputeCapabilitiesFilter",
+    "ImagePropertiesFilter",
     "ServerGroupAntiAffinityFilter",
     "ServerGroupAffinityFilter",
     "SameHostFilter",
     "DifferentHostFilter",
+    "NUMATopologyFilter",
+    "PciPassthroughFilter",
+]
+
+#: every built-in weigher, as Nova's ``weight_classes = all_weighers``
+DEFAULT_WEIGHERS = [
+    "RAMWeigher",
+    "CPUWeigher",
+    "DiskWeigher",
+    "IoOpsWeigher",
+    "NumInstancesWeigher",
+    "PCIWeigher",
+    "ServerGroupSoftAffinityWeigher",
+    "ServerGroupSoftAntiAffinityWeigher",
+    "BuildFailureWeigher",
+    "CrossCellWeigher",
+    "HypervisorVersionWeigher",
+    "ImagePropertiesWeigher",
+    "MetricsWeigher",
 ]
 
 OPTS = [
@@ -25,7 +45,7 @@ the ``gantt.scheduler.filters`` group; an unknown name stops the service at
 start-up. Put cheap, selective filters first.
 """),
     cfg.ListOpt("enabled_weighers",
-                default=["RAMWeigher", "CPUWeigher", "DiskWeigher"],
+                default=DEFAULT_WEIGHERS,
                 help="""
 Weighers that rank the hosts that passed the filters. Names are entry points
 in the ``gantt.scheduler.weighers`` group; an unknown name stops the service.
@@ -41,6 +61,95 @@ most free RAM; negative stacks (fills) hosts first.
                  help="Multiplier for free VCPUs; negative stacks."),
     cfg.FloatOpt("disk_weight_multiplier", default=1.0,
                  help="Multiplier for free disk; negative stacks."),
+    cfg.FloatOpt("io_ops_weight_multiplier", default=-1.0,
+                 help="""
+Multiplier for the number of I/O-heavy operations (``num_io_ops``) a host
+reports. The default, negative, prefers idle hosts; positive prefers busy
+ones. Overridden per host by aggregate metadata of the same name.
+"""),
+    cfg.FloatOpt("num_instances_weight_multiplier", default=0.0,
+                 help="""
+Multiplier for the number of instances on a host. Positive prefers hosts
+with more instances (packing), negative fewer (spreading); 0 disables.
+"""),
+    cfg.FloatOpt("hypervisor_version_weight_multiplier", default=1.0,
+                 help="""
+Multiplier for the ``hypervisor_version`` capability (an integer such as
+libvirt's 8000000). Positive prefers newer hosts, negative older ones.
+"""),
+    cfg.FloatOpt("pci_weight_multiplier", default=1.0, min=0.0,
+                 help="""
+Multiplier for PCIWeigher: keeps hosts with free PCI devices for requests
+that need them (a host weighs more the fewer free devices it has).
+"""),
+    cfg.FloatOpt("soft_affinity_weight_multiplier", default=1.0, min=0.0,
+                 help="""
+Multiplier for soft-affinity server groups: hosts with more members of the
+group weigh more.
+"""),
+    cfg.FloatOpt("soft_anti_affinity_weight_multiplier", default=1.0,
+                 min=0.0, help="""
+Multiplier for soft-anti-affinity server groups: hosts with fewer members of
+the group weigh more.
+"""),
+    cfg.FloatOpt("build_failure_weight_multiplier", default=1000000.0,
+                 help="""
+Multiplier for the ``failed_builds`` stat a host reports: hosts that failed
+recent builds weigh less. The large default outweighs every other weigher,
+so a failing host is used last, not disabled.
+"""),
+    cfg.FloatOpt("cross_cell_move_weight_multiplier", default=1000000.0,
+                 help="""
+Multiplier for CrossCellWeigher: when a request names a destination cell,
+hosts of that cell weigh 1 and hosts of other cells -1.
+"""),
+    cfg.FloatOpt("image_props_weight_multiplier", default=0.0,
+                 help="""
+Multiplier for ImagePropertiesWeigher: positive prefers hosts already
+running instances whose images share the requested image's properties
+(packing), negative spreads them; 0 disables the weigher.
+"""),
+    cfg.ListOpt("image_props_weight_setting", default=[],
+                help="""
+``property=ratio`` pairs weighing each image property in
+ImagePropertiesWeigher (e.g. ``os_distro=10, hw_machine_type=1``). Empty:
+every property weighs 1; otherwise unlisted properties weigh 0.
+"""),
+    cfg.IntOpt("max_io_ops_per_host", default=8, min=0,
+               help="""
+IoOpsFilter: hosts with this many I/O-heavy operations (``num_io_ops``) or
+more are excluded. AggregateIoOpsFilter reads the same key from aggregate
+metadata, the smallest value winning.
+"""),
+    cfg.IntOpt("max_instances_per_host", default=50, min=1,
+               help="""
+NumInstancesFilter: hosts with this many instances or more are excluded.
+AggregateNumInstancesFilter reads the same key from aggregate metadata.
+"""),
+    cfg.StrOpt("image_properties_default_architecture", default=None,
+               help="""
+ImagePropertiesFilter: the architecture assumed for images that do not set
+``hw_architecture`` (for example x86_64). Unset: such images match any.
+"""),
+    cfg.ListOpt("isolated_images", default=[],
+                help="IsolatedHostsFilter: image ids that run only on "
+                     "``isolated_hosts``."),
+    cfg.ListOpt("isolated_hosts", default=[],
+                help="IsolatedHostsFilter: hosts reserved for "
+                     "``isolated_images``."),
+    cfg.BoolOpt("restrict_isolated_hosts_to_isolated_images", default=True,
+                help="""
+IsolatedHostsFilter: isolated hosts run nothing but isolated images (True),
+or also other images (False).
+"""),
+    cfg.StrOpt("aggregate_image_properties_isolation_namespace",
+               default=None, help="""
+AggregateImagePropertiesIsolation: only aggregate metadata keys starting
+with this namespace (and the separator) are compared with image properties.
+"""),
+    cfg.StrOpt("aggregate_image_properties_isolation_separator",
+               default=".",
+               help="Separator between the namespace and the key."),
     cfg.IntOpt("host_subset_size", default=1, min=1,
                help="""
 The claimed host is picked at random among the best N weighed hosts. Values

@@ -2,16 +2,22 @@
 
 A claim is one transaction (DESIGN.md section 3):
 
-1. read the generations of every provider involved (new and replaced);
-2. read their inventories and current usage (after the generations: a
-   usage read before a generation read could miss a commit that the
-   compare-and-swap would then not catch);
+1. read the generations of the consumer, of every provider involved (new
+   and replaced) and of the server group;
+2. read the providers' inventories, usage and the group's members (after
+   the generations: a read before a generation read could miss a commit
+   that the compare-and-swap would then not catch);
 3. check Placement's capacity rule and the server-group policy;
-4. replace the consumer's allocations;
-5. ``UPDATE … SET generation = generation + 1 WHERE id = :id AND
-   generation = :seen`` for every provider (and the group): a row count of
-   0 means another transaction changed it since step 1, and the whole
-   transaction rolls back with ClaimConflict.
+4. ``UPDATE … SET generation = generation + 1 WHERE id = :id AND
+   generation = :seen`` for every provider (in id order), the group and the
+   consumer: a row count of 0 means another transaction changed it since
+   step 1, and the whole transaction rolls back with ClaimConflict;
+5. replace the consumer's allocations.
+
+The compare-and-swap comes before any write so that two claims racing for
+one provider meet on that provider's row and nowhere else: the loser waits
+on the row lock, finds the generation moved and gives up before it has
+locked anything in the allocations table, which keeps deadlocks rare.
 """
 
 import collections
@@ -81,7 +87,18 @@ def claim(conn, consumer_uuid, allocations, *, project_id=None,
             _check_capacity(uuid, consumer_uuid, rc, amount,
                             inventory.get((rp_id, rc)),
                             usage[rp_id].get(rc, 0))
+    states = []
+    for uuid, (rp_id, generation) in sorted(seen.items(),
+                                            key=lambda kv: kv[1][0]):
+        _bump_generation(conn, uuid, rp_id, generation, consumer_uuid)
+        used = collections.Counter(usage[rp_id])
+        used.update(allocations.get(uuid, {}))
+        states.append(ProviderState(uuid, generation + 1, dict(used)))
+    if group is not None:
+        _bump_group(conn, group.uuid, group_generation, consumer_uuid)
     now = timeutils.utcnow()
+    _write_consumer(conn, consumer_uuid, consumer_seen, project_id, user_id,
+                    group.uuid if group else None, now)
     conn.execute(ALLOC.delete().where(ALLOC.c.consumer_uuid == consumer_uuid))
     conn.execute(ALLOC.insert(), [
         {"resource_provider_id": providers[uuid][0],
@@ -89,16 +106,6 @@ def claim(conn, consumer_uuid, allocations, *, project_id=None,
          "used": amount, "created_at": now}
         for uuid, resources in allocations.items()
         for rc, amount in resources.items()])
-    _write_consumer(conn, consumer_uuid, consumer_seen, project_id, user_id,
-                    group.uuid if group else None, now)
-    states = []
-    for uuid, (rp_id, generation) in seen.items():
-        _bump_generation(conn, uuid, rp_id, generation, consumer_uuid)
-        used = collections.Counter(usage[rp_id])
-        used.update(allocations.get(uuid, {}))
-        states.append(ProviderState(uuid, generation + 1, dict(used)))
-    if group is not None:
-        _bump_group(conn, group.uuid, group_generation, consumer_uuid)
     return states
 
 
@@ -108,15 +115,17 @@ def release(conn, consumer_uuid):
     :returns: list of :class:`ProviderState` for the providers freed
     """
     previous = _consumer_allocations(conn, consumer_uuid)
+    if previous:
+        # a release only frees room, so no compare-and-swap is needed; the
+        # bump still tells concurrent claims that they read an older usage.
+        # Providers first, as in a claim, so both lock in the same order.
+        conn.execute(RP.update().where(RP.c.id.in_(sorted(previous))).values(
+            generation=RP.c.generation + 1))
     conn.execute(ALLOC.delete().where(ALLOC.c.consumer_uuid == consumer_uuid))
     conn.execute(CONSUMERS.delete().where(
         CONSUMERS.c.uuid == consumer_uuid))
     if not previous:
         return []
-    # a release only frees room, so no compare-and-swap is needed; the bump
-    # still tells concurrent claims that they read an older usage
-    conn.execute(RP.update().where(RP.c.id.in_(list(previous))).values(
-        generation=RP.c.generation + 1))
     rows = conn.execute(sa.select(RP.c.id, RP.c.uuid, RP.c.generation).where(
         RP.c.id.in_(list(previous)))).all()
     usage = _usage_without(conn, {r.id for r in rows}, None)
@@ -159,6 +168,19 @@ def consumer_allocations(conn, consumer_uuid):
             .where(ALLOC.c.consumer_uuid == consumer_uuid)):
         result[uuid][rc] = int(used)
     return dict(result)
+
+
+def allocations_of(conn, consumer_uuids):
+    """``{consumer: {provider uuid: {class: amount}}}``, holders only."""
+    result = collections.defaultdict(lambda: collections.defaultdict(dict))
+    if consumer_uuids:
+        for consumer, uuid, rc, used in conn.execute(
+                sa.select(ALLOC.c.consumer_uuid, RP.c.uuid,
+                          ALLOC.c.resource_class, ALLOC.c.used)
+                .join(RP, RP.c.id == ALLOC.c.resource_provider_id)
+                .where(ALLOC.c.consumer_uuid.in_(list(consumer_uuids)))):
+            result[consumer][uuid][rc] = int(used)
+    return {c: dict(a) for c, a in result.items()}
 
 
 def hosts_of_consumers(conn, consumer_uuids):

@@ -126,6 +126,8 @@ class HostReport(Base):
     # capabilities, stats and metrics as JSON: operator-visible detail the
     # scheduler reads only from its cache, never from SQL
     details = sa.Column(sa.Text, nullable=False, default="{}")
+    # JSON list of the consumers the agent runs; NULL: it does not say
+    instance_uuids = sa.Column(sa.Text, nullable=True)
     agent_updated_at = sa.Column(sa.DateTime, nullable=True)
     received_at = sa.Column(sa.DateTime, nullable=False)
 
@@ -144,3 +146,41 @@ class InstanceGroup(Base):
     # that group policy is enforced inside the claim transaction
     generation = sa.Column(sa.Integer, nullable=False, default=0)
     created_at = sa.Column(sa.DateTime, nullable=False)
+
+
+class Aggregate(Base):
+    """A host aggregate defined by operators (``set_aggregate``)."""
+
+    __tablename__ = "aggregates"
+    __table_args__ = (
+        sa.UniqueConstraint("uuid", name="uniq_aggregates0uuid"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = sa.Column(sa.String(36), nullable=False)
+    name = sa.Column(sa.String(255), nullable=False)
+    created_at = sa.Column(sa.DateTime, nullable=False)
+    updated_at = sa.Column(sa.DateTime, nullable=True)
+
+
+class AggregateHost(Base):
+    """A host named in an aggregate's host list (by host name)."""
+
+    __tablename__ = "aggregate_hosts"
+
+    aggregate_id = sa.Column(
+        sa.Integer, sa.ForeignKey("aggregates.id", ondelete="CASCADE"),
+        primary_key=True)
+    host = sa.Column(sa.String(255), primary_key=True)
+
+
+class AggregateMetadata(Base):
+    """One metadata key of an aggregate (Nova's aggregate_metadata)."""
+
+    __tablename__ = "aggregate_metadata"
+
+    aggregate_id = sa.Column(
+        sa.Integer, sa.ForeignKey("aggregates.id", ondelete="CASCADE"),
+        primary_key=True)
+    key = sa.Column(sa.String(255), primary_key=True)
+    value = sa.Column(sa.String(255), nullable=False)

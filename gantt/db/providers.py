@@ -49,6 +49,8 @@ def _report_row(node, received_at):
                                "metrics": node.metrics}),
         "agent_updated_at": (node.updated_at.replace(tzinfo=None)
                              if node.updated_at else None),
+        "instance_uuids": (None if node.instance_uuids is None
+                           else json.dumps(sorted(node.instance_uuids))),
         "received_at": received_at,
     }
 

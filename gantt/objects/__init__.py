@@ -12,3 +12,7 @@ def register_all():
     __import__("gantt.objects.host_state")
     __import__("gantt.objects.usage")
     __import__("gantt.objects.statistics")
+    __import__("gantt.objects.numa")
+    __import__("gantt.objects.pci")
+    __import__("gantt.objects.aggregate")
+    __import__("gantt.objects.explain")

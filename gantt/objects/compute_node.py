@@ -1,7 +1,13 @@
 """ComputeNode and Inventory: what an agent reports about one host."""
 
+from oslo_utils import versionutils
+
 from gantt.objects import base
 from gantt.objects import fields
+
+# ComputeNode 1.2 embeds these by name: they must be registered with it
+from gantt.objects import numa  # noqa: F401
+from gantt.objects import pci  # noqa: F401
 
 
 @base.GanttObjectRegistry.register
@@ -43,7 +49,9 @@ class ComputeNode(base.GanttObject):
     """
 
     # Version 1.0: Initial version
-    VERSION = "1.0"
+    # Version 1.1: Added instance_uuids
+    # Version 1.2: Added numa_cells and pci_pools
+    VERSION = "1.2"
 
     fields = {
         "uuid": fields.UUIDField(),
@@ -62,7 +70,29 @@ class ComputeNode(base.GanttObject):
         "metrics": fields.DictOfFloatsField(default={}),
         "report_sequence": fields.IntegerField(),
         "updated_at": fields.DateTimeField(nullable=True, default=None),
+        # the consumers (instances) the agent runs; None when the agent does
+        # not say, which keeps its host out of the orphan audit
+        "instance_uuids": fields.ListOfStringsField(nullable=True,
+                                                    default=None),
+        # NUMA cells (CPUs, memory, pinned CPUs, huge pages) and free PCI
+        # device pools, for the NUMATopology and PciPassthrough filters
+        "numa_cells": fields.ListOfObjectsField("NUMACell", default=[]),
+        "pci_pools": fields.ListOfObjectsField("PciDevicePool", default=[]),
     }
+
+    # which Inventory version each ComputeNode version embeds (for backports)
+    obj_relationships = {"inventories": [("1.0", "1.0")],
+                         "numa_cells": [("1.2", "1.0")],
+                         "pci_pools": [("1.2", "1.0")]}
 
     def obj_load_attr(self, attrname):
         self.obj_set_defaults(attrname)
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 2):
+            primitive.pop("numa_cells", None)
+            primitive.pop("pci_pools", None)
+        if target < (1, 1):
+            primitive.pop("instance_uuids", None)

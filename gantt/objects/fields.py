@@ -10,6 +10,7 @@ DictOfStringsField = fields.DictOfStringsField
 DictOfListOfStringsField = fields.DictOfListOfStringsField
 FloatField = fields.FloatField
 IntegerField = fields.IntegerField
+ListOfIntegersField = fields.ListOfIntegersField
 ListOfObjectsField = fields.ListOfObjectsField
 ListOfStringsField = fields.ListOfStringsField
 ObjectField = fields.ObjectField

@@ -5,6 +5,8 @@ RPC API version history:
 * 1.0 - Initial version: update_resource_stats (fanout cast),
   select_destinations, reclaim, release, get_host_states, get_statistics
   (calls), provider_usage_changed (fanout cast between workers)
+* 1.2 - Added explain, set_aggregate, delete_aggregate, get_aggregates
+  (calls) and aggregates_changed (fanout cast)
 """
 
 import oslo_messaging as messaging
@@ -71,3 +73,45 @@ class SchedulerClient:
         """Tell every worker the usage a claim or release left behind."""
         self._client.prepare(fanout=True).cast(
             self._ctxt(ctxt), "provider_usage_changed", usages=usages)
+
+    # -- 1.2: explain and aggregates ---------------------------------------
+
+    def explain(self, ctxt, request_spec, limit=10):
+        """What each filter removed and how the best hosts weighed, for
+        ``request_spec``, without claiming anything (an Explanation).
+
+        :raises: InvalidRequest
+        """
+        return self._client.prepare(version="1.2").call(
+            self._ctxt(ctxt), "explain", request_spec=request_spec,
+            limit=limit)
+
+    def set_aggregate(self, ctxt, aggregate):
+        """Create or replace an aggregate (its hosts and metadata).
+
+        One worker stores it; every worker then re-reads the aggregates
+        (fanout ``aggregates_changed``).
+
+        :raises: InvalidRequest
+        """
+        stored = self._client.prepare(version="1.2").call(
+            self._ctxt(ctxt), "set_aggregate", aggregate=aggregate)
+        self.aggregates_changed(ctxt)
+        return stored
+
+    def delete_aggregate(self, ctxt, aggregate_uuid):
+        """Delete an aggregate; False when there was none."""
+        deleted = self._client.prepare(version="1.2").call(
+            self._ctxt(ctxt), "delete_aggregate",
+            aggregate_uuid=aggregate_uuid)
+        self.aggregates_changed(ctxt)
+        return deleted
+
+    def get_aggregates(self, ctxt):
+        return self._client.prepare(version="1.2").call(
+            self._ctxt(ctxt), "get_aggregates")
+
+    def aggregates_changed(self, ctxt):
+        """Tell every worker to re-read the aggregates from the database."""
+        self._client.prepare(version="1.2", fanout=True).cast(
+            self._ctxt(ctxt), "aggregates_changed")

@@ -6,18 +6,22 @@ caller can act on is listed in ``expected_exceptions`` so that it reaches
 the caller as its own type and is not logged as a server fault.
 """
 
+import logging
+
 import oslo_messaging as messaging
 
 from gantt import exception
-from gantt import rpcapi
+from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import compute_node as compute_node_obj
 from gantt.objects import request_spec as request_spec_obj
 from gantt.objects import selection as selection_obj
 from gantt.objects import usage as usage_obj
 
+LOG = logging.getLogger(__name__)
+
 _CALL_ERRORS = (exception.NoValidHost, exception.InvalidRequest,
                 exception.MaxRetriesExceeded, exception.ClaimConflict,
-                exception.ProviderNotFound)
+                exception.ProviderNotFound, exception.ServiceUnavailable)
 
 
 def _expect(value, cls, name):
@@ -44,7 +48,9 @@ def _expect_uuids(values, name):
 
 
 class SchedulerEndpoint:
-    target = messaging.Target(version=rpcapi.RPC_API_VERSION)
+    # 1.2: explain and aggregates (see the history in client.py); the
+    # client still sends 1.0 calls at 1.0, so older servers keep serving
+    target = messaging.Target(version="1.2")
 
     def __init__(self, manager, ready_timeout=120):
         self.manager = manager
@@ -104,3 +110,40 @@ class SchedulerEndpoint:
     def provider_usage_changed(self, ctxt, usages):
         self.manager.apply_peer_usage(
             _expect_list(usages, usage_obj.ProviderUsage, "usages"))
+
+    # -- 1.2 --------------------------------------------------------------
+
+    @messaging.expected_exceptions(exception.InvalidRequest)
+    def explain(self, ctxt, request_spec, limit=10):
+        spec = _expect(request_spec, request_spec_obj.RequestSpec,
+                       "request_spec")
+        if not isinstance(limit, int) or isinstance(limit, bool) or (
+                limit < 0):
+            raise exception.InvalidRequest(
+                reason="limit must be a non-negative integer")
+        self._wait_ready()
+        return self.manager.explain(spec, limit=limit)
+
+    @messaging.expected_exceptions(exception.InvalidRequest)
+    def set_aggregate(self, ctxt, aggregate):
+        return self.manager.set_aggregate(
+            _expect(aggregate, aggregate_obj.Aggregate, "aggregate"))
+
+    @messaging.expected_exceptions(exception.InvalidRequest)
+    def delete_aggregate(self, ctxt, aggregate_uuid):
+        if not isinstance(aggregate_uuid, str):
+            raise exception.InvalidRequest(
+                reason="aggregate_uuid must be a string")
+        return self.manager.delete_aggregate(aggregate_uuid)
+
+    @messaging.expected_exceptions(exception.InvalidRequest)
+    def get_aggregates(self, ctxt):
+        return self.manager.get_aggregates()
+
+    def aggregates_changed(self, ctxt):
+        # a cast: nobody to answer; a worker that cannot read the database
+        # now keeps its aggregates until the next change or restart
+        try:
+            self.manager.reload_aggregates()
+        except Exception as exc:
+            LOG.warning("Could not reload the aggregates: %s", exc)

@@ -2,28 +2,47 @@
 
 This is the work Placement does for Nova (resource classes offered, traits,
 aggregates, trees) plus the caller's explicit choices (forced, ignored and
-requested destinations). Every host removed here is counted with its cause.
+requested destinations), and Nova's request pre-filters
+(``nova/scheduler/request_filter.py``) that apply to Gantt's model: tenant
+aggregates, availability zone, image type, disabled computes, isolated
+aggregates, image properties as traits, accelerators and packed
+virtqueues. Every host removed here is counted with its cause.
 """
 
 import numpy as np
 
 from gantt.scheduler import filters as filters_base
+from gantt.scheduler import prefilters
 
 
-def for_request(view, request):
+def for_request(view, request, conf=None, record=False):
     """The candidate mask of ``view`` for ``request``, with its tally.
 
+    :param conf: the configuration of the pre-filters; without it only
+        those that are always on (disabled computes…) run
+    :param record: keep each step's removed rows in ``outcome.steps``
     :returns: a :class:`~gantt.scheduler.filters.FilterOutcome`
     """
     outcome = filters_base.FilterOutcome(
         mask=np.ones(view.n, dtype=bool), considered=view.n)
-    for label, keep in _steps(view, request):
+    steps = _steps(view, request)
+    if not request.forced:
+        steps = _chain(steps, prefilters.steps(view, request, conf))
+    for label, keep in steps:
         before = outcome.mask
         outcome.mask = before & keep
-        removed = int((before & ~keep).sum())
+        gone = before & ~keep
+        removed = int(np.count_nonzero(gone))
         if removed:
             outcome.removed.append((label, removed))
+            if record:
+                outcome.steps.append((label, [(label, removed)], gone))
     return outcome
+
+
+def _chain(*iterables):
+    for iterable in iterables:
+        yield from iterable
 
 
 def _steps(view, request):
@@ -41,7 +60,7 @@ def _steps(view, request):
             yield "not the requested host", view.rows_of_hosts([dest.host])
         if dest.node:
             yield "not the requested node", view.nodenames == dest.node
-        if dest.cell_uuid:
+        if dest.cell_uuid and not prefilters.cross_cell_allowed(request):
             yield "not in the requested cell", (
                 view.column("cell") == view.cell_code(dest.cell_uuid))
         for any_of in dest.aggregates:

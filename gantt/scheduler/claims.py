@@ -9,7 +9,11 @@ caller gets ``CapacityExceeded`` and moves to its next candidate.
 """
 
 import logging
+import random
 import threading
+import time
+
+from oslo_db import exception as db_exc
 
 from gantt import exception
 from gantt.db import allocations
@@ -39,7 +43,7 @@ class Claimer:
         if group is not None:
             allocations.ensure_group(self.db, group)
         last = None
-        for _attempt in range(self.conflict_retries + 1):
+        for attempt in range(self.conflict_retries + 1):
             try:
                 with self.db.begin() as conn:
                     return allocations.claim(
@@ -47,6 +51,15 @@ class Claimer:
                         project_id=project_id, user_id=user_id, group=group)
             except exception.ClaimConflict as exc:
                 last = exc
+            except db_exc.DBConnectionError as exc:
+                # the connection died, maybe during COMMIT: the claim was
+                # made once or not at all, and claiming again for the same
+                # consumer replaces it, so a retry can never double it
+                LOG.warning("Database connection lost while claiming for "
+                            "%s (%s); retrying", consumer_uuid, exc)
+                last = exception.ClaimConflict(
+                    provider="(connection lost)", seen="?",
+                    consumer=consumer_uuid)
             except Exception as exc:
                 if not db_api.is_conflict(exc):
                     raise
@@ -57,17 +70,22 @@ class Claimer:
                 self.conflicts += 1
             LOG.debug("Claim for %s lost a race (%s); retrying",
                       consumer_uuid, last)
+            _backoff(attempt)
         raise last
 
     def release(self, consumer_uuid):
         """Drop every allocation of the consumer (idempotent)."""
-        for _attempt in range(self.conflict_retries + 1):
+        for attempt in range(self.conflict_retries + 1):
             try:
                 with self.db.begin() as conn:
                     return allocations.release(conn, consumer_uuid)
+            except db_exc.DBConnectionError:
+                LOG.warning("Database connection lost while releasing %s; "
+                            "retrying", consumer_uuid)
             except Exception as exc:
                 if not db_api.is_conflict(exc):
                     raise
+            _backoff(attempt)
         raise exception.ClaimConflict(provider="*", seen="?",
                                       consumer=consumer_uuid)
 
@@ -78,6 +96,18 @@ class Claimer:
     def consumer_allocations(self, consumer_uuid):
         with self.db.begin() as conn:
             return allocations.consumer_allocations(conn, consumer_uuid)
+
+    def allocations_of(self, consumer_uuids):
+        """``{consumer: {provider uuid: {class: amount}}}`` of those that
+        hold any allocation (one query)."""
+        with self.db.begin() as conn:
+            return allocations.allocations_of(conn, consumer_uuids)
+
+
+def _backoff(attempt):
+    """Sleep a little, more after each lost race, with jitter so that the
+    losers of one race do not all meet again in the next."""
+    time.sleep(random.uniform(0, 0.002 * (2 ** min(attempt, 5))))
 
 
 class DatabaseLookup:

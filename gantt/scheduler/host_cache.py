@@ -20,6 +20,10 @@ import time
 import numpy as np
 
 from gantt.objects import host_state as host_state_obj
+from gantt.scheduler import aggregates as aggregates_mod
+from gantt.scheduler import columns as columns_mod
+from gantt.scheduler import numa as numa_mod
+from gantt.scheduler import pci as pci_mod
 
 _INITIAL_ROWS = 64
 _INITIAL_COLS = 8
@@ -54,7 +58,9 @@ def _grow(array, rows, cols=None):
     # object columns (uuids, hosts…) must pad with None like empty() does:
     # _write_row takes any non-None host of a row as its previous owner
     fill = None if array.dtype == object else 0
-    out = np.full(shape, fill, dtype=array.dtype)
+    # NOTE: matrices are column-major: filters and weighers read whole
+    # columns (one class, trait or aggregate for every host), contiguously
+    out = np.full(shape, fill, dtype=array.dtype, order="F")
     if array.ndim == 1:
         out[:array.shape[0]] = array
     else:
@@ -98,6 +104,14 @@ class HostTable:
     step_size: np.ndarray      # int64
     allocation_ratio: np.ndarray  # float64
     used: np.ndarray           # int64
+    # claims this worker has in flight (picked, not yet committed): other
+    # requests of the same worker must not all pick the same last room
+    pending: np.ndarray        # int64
+    # (total - reserved) * allocation_ratio, kept with the inventory
+    capacity: np.ndarray       # float64
+    # column -> (largest min_unit, smallest max_unit, largest step_size)
+    # any row ever reported: a request within them skips those checks
+    rc_bounds: dict
     # memberships
     traits: np.ndarray         # bool rows x traits
     aggregates: np.ndarray     # bool rows x aggregates
@@ -111,6 +125,19 @@ class HostTable:
     persisted_at: np.ndarray   # float64 epoch seconds
     row_by_uuid: dict
     rows_by_host: dict          # host name -> list of rows
+    # keyed detail as columns (see gantt.scheduler.columns), NUMA cells and
+    # PCI pools as columns, and their per-row originals for host_passes
+    capability_columns: columns_mod.StringColumns
+    stat_columns: columns_mod.StringColumns
+    metric_columns: columns_mod.FloatColumns
+    numa: numa_mod.NumaColumns
+    pci: pci_mod.PciColumns
+    numa_cells: list            # per row: tuple of numa.HostCell
+    pci_pools: list             # per row: tuple of pci.Pool
+    # per row: the aggregates the agent reported; ``aggregates`` adds those
+    # whose host list names the host (see HostStateCache.apply_aggregates)
+    reported_aggregates: list
+    aggregate_set: aggregates_mod.AggregateSet
 
     @classmethod
     def empty(cls, rows=_INITIAL_ROWS, cols=_INITIAL_COLS):
@@ -118,7 +145,7 @@ class HostTable:
             return np.empty(rows, dtype=object)
 
         def mat(dtype):
-            return np.zeros((rows, cols), dtype=dtype)
+            return np.zeros((rows, cols), dtype=dtype, order="F")
 
         return cls(
             n=0,
@@ -137,11 +164,20 @@ class HostTable:
             reserved=mat(np.int64), min_unit=mat(np.int64),
             max_unit=mat(np.int64), step_size=mat(np.int64),
             allocation_ratio=mat(np.float64), used=mat(np.int64),
+            pending=mat(np.int64),
+            capacity=mat(np.float64), rc_bounds={},
             traits=mat(bool), aggregates=mat(bool),
             capabilities=[None] * rows, stats=[None] * rows,
             metrics=[None] * rows, updated_at=[None] * rows,
             fingerprints=[None] * rows, persisted_at=np.zeros(rows),
             row_by_uuid={}, rows_by_host={},
+            capability_columns=columns_mod.StringColumns(rows),
+            stat_columns=columns_mod.StringColumns(rows),
+            metric_columns=columns_mod.FloatColumns(rows),
+            numa=numa_mod.NumaColumns(rows), pci=pci_mod.PciColumns(rows),
+            numa_cells=[()] * rows, pci_pools=[()] * rows,
+            reported_aggregates=[frozenset()] * rows,
+            aggregate_set=aggregates_mod.EMPTY,
         )
 
     # -- shape ------------------------------------------------------------
@@ -182,6 +218,9 @@ class HostTable:
             elif isinstance(value, dict):
                 value = {k: (list(v) if isinstance(v, list) else v)
                          for k, v in value.items()}
+            elif hasattr(value, "grown"):
+                # column families (keyed detail, NUMA, PCI) grow themselves
+                value = value.grown(rows)
             fields[f.name] = value
         return HostTable(**fields)
 
@@ -245,6 +284,11 @@ class HostReport:
     metrics: dict
     updated_at: datetime.datetime | None
     received_at: float
+    numa_cells: tuple = ()       # of numa.HostCell
+    pci_pools: tuple = ()        # of pci.Pool
+    # consumers the agent runs (None: not reported); persisted for the
+    # orphan audit, so a change must reach the database
+    instance_uuids: frozenset | None = None
 
     @classmethod
     def from_compute_node(cls, node, received_at):
@@ -263,7 +307,12 @@ class HostReport:
             aggregates=frozenset(node.aggregates),
             capabilities=dict(node.capabilities), stats=dict(node.stats),
             metrics=dict(node.metrics), updated_at=node.updated_at,
-            received_at=received_at)
+            received_at=received_at,
+            numa_cells=tuple(numa_mod.HostCell.from_obj(c)
+                             for c in node.numa_cells),
+            pci_pools=tuple(pci_mod.Pool.from_obj(p) for p in node.pci_pools),
+            instance_uuids=(None if node.instance_uuids is None
+                            else frozenset(node.instance_uuids)))
 
     def fingerprint(self):
         """Everything but the sequence and times: equal means unchanged."""
@@ -273,7 +322,8 @@ class HostReport:
             tuple(sorted(self.inventories.items())), self.traits,
             self.aggregates, tuple(sorted(self.capabilities.items())),
             tuple(sorted(self.stats.items())),
-            tuple(sorted(self.metrics.items()))))
+            tuple(sorted(self.metrics.items())), self.numa_cells,
+            self.pci_pools, self.instance_uuids))
 
 
 class HostStateCache:
@@ -320,6 +370,8 @@ class HostStateCache:
                 # that a reader never sees a live row full of zeros
                 row = table.n
                 table.uuids[row] = report.uuid
+                # below any real generation: the first usage is always news
+                table.generation[row] = -1
                 self._write_row(table, row, report)
                 table.row_by_uuid[report.uuid] = row
                 table.n += 1
@@ -336,7 +388,8 @@ class HostStateCache:
         wanted = (
             (table.resource_classes, report.inventories),
             (table.traits_index, report.traits),
-            (table.aggregates_index, report.aggregates),
+            (table.aggregates_index, report.aggregates
+             | table.aggregate_set.listed_for(report.host)),
         )
         new = [[n for n in names if index.get(n) is None]
                for index, names in wanted]
@@ -387,31 +440,80 @@ class HostStateCache:
             table.max_unit[row, col] = max_u
             table.step_size[row, col] = step
             table.allocation_ratio[row, col] = ratio
+            table.capacity[row, col] = (total - reserved) * ratio
+            low, high, steps = table.rc_bounds.get(col, (min_u, max_u, step))
+            table.rc_bounds[col] = (max(low, min_u), min(high, max_u),
+                                    max(steps, step))
         # a class no longer reported offers nothing
         table.total[row, ~table.has_inventory[row]] = 0
+        table.capacity[row, ~table.has_inventory[row]] = 0
         table.traits[row] = False
         for trait in report.traits:
             table.traits[row, table.traits_index.get(trait)] = True
-        table.aggregates[row] = False
-        for agg in report.aggregates:
-            table.aggregates[row, table.aggregates_index.get(agg)] = True
+        table.reported_aggregates[row] = report.aggregates
+        _write_aggregates(table, row)
         table.capabilities[row] = report.capabilities
         table.stats[row] = report.stats
         table.metrics[row] = report.metrics
         table.updated_at[row] = report.updated_at
+        table.capability_columns.write(row, report.capabilities)
+        table.stat_columns.write(row, report.stats)
+        table.metric_columns.write(row, report.metrics)
+        table.numa.write(row, report.numa_cells)
+        table.numa_cells[row] = report.numa_cells
+        table.pci.write(row, report.pci_pools)
+        table.pci_pools[row] = report.pci_pools
+
+    # -- aggregates -------------------------------------------------------
+
+    @property
+    def aggregates(self):
+        """The :class:`~gantt.scheduler.aggregates.AggregateSet` in use."""
+        return self.table.aggregate_set
+
+    def apply_aggregates(self, aggregate_set):
+        """Use ``aggregate_set`` (every aggregate) from now on.
+
+        Hosts named in an aggregate's host list become members of it, in
+        addition to the aggregates their agents report; only the rows of
+        hosts whose listed membership changed are rewritten.
+        """
+        with self._lock:
+            table = self.table
+            old = table.aggregate_set
+            hosts = set(old.by_host) | set(aggregate_set.by_host)
+            changed = [h for h in hosts if old.listed_for(h)
+                       != aggregate_set.listed_for(h)]
+            new = [u for u in set().union(*aggregate_set.by_host.values())
+                   if table.aggregates_index.get(u) is None]
+            if new:
+                cols = _room(table.aggregates.shape[1],
+                             len(table.aggregates_index) + len(new))
+                if cols != table.aggregates.shape[1]:
+                    table = table.grown(agg_cols=cols)
+                for uuid in sorted(new):
+                    table.aggregates_index.add(uuid)
+            table.aggregate_set = aggregate_set
+            for host in changed:
+                for row in table.rows_by_host.get(host, ()):
+                    _write_aggregates(table, row)
+            self.table = table
 
     # -- usage ------------------------------------------------------------
 
     def apply_usage(self, provider_uuid, generation, usages):
         """Set a host's usage as of ``generation``; older news is ignored.
 
+        Every change of a provider's allocations bumps its generation, so an
+        equal generation is the same state and is not applied again.
+
         :param usages: resource class -> total amount used on the provider
-        :returns: True if the cache changed
+        :returns: True if this was news (the cache changed)
         """
         with self._lock:
             table = self.table
             row = table.row_by_uuid.get(provider_uuid)
-            if row is None or table.generation[row] > generation:
+            if row is None or table.generation[row] >= generation:
                 return False
             table.generation[row] = generation
             table.used[row] = 0
@@ -422,6 +524,43 @@ class HostStateCache:
             return True
 
     # -- reading ----------------------------------------------------------
+
+    def reserve(self, provider_uuid, resources):
+        """Mark a claim this worker is making; returns the token that
+        :meth:`unreserve` takes."""
+        with self._lock:
+            self._mark(self.table, provider_uuid, resources, 1)
+            return (self.table, provider_uuid, resources)
+
+    def unreserve(self, token):
+        """Drop a mark, from its table and from any bigger table that was
+        copied from it meanwhile (views may still read either)."""
+        table, provider_uuid, resources = token
+        with self._lock:
+            self._mark(table, provider_uuid, resources, -1)
+            if self.table is not table:
+                self._mark(self.table, provider_uuid, resources, -1)
+
+    @staticmethod
+    def _mark(table, provider_uuid, resources, sign):
+        row = table.row_by_uuid.get(provider_uuid)
+        if row is None:
+            return
+        for rc, amount in resources.items():
+            col = table.resource_classes.get(rc)
+            if col is not None and col < table.pending.shape[1]:
+                table.pending[row, col] += sign * amount
+
+    def report_ages(self):
+        """``oldest_report_s`` and ``min_report_sequence`` over all hosts."""
+        table = self.table
+        n = table.n
+        if not n:
+            return {"oldest_report_s": None, "min_report_sequence": None}
+        return {
+            "oldest_report_s": float(self._clock()
+                                     - table.last_seen[:n].min()),
+            "min_report_sequence": int(table.report_sequence[:n].min())}
 
     def host_states(self, service_down_time, hosts=None):
         table = self.table
@@ -435,6 +574,15 @@ class HostStateCache:
 
     def now(self):
         return self._clock()
+
+
+def _write_aggregates(table, row):
+    """Row ``row``'s membership: reported plus listed aggregates."""
+    members = table.reported_aggregates[row] | (
+        table.aggregate_set.listed_for(table.hosts[row]))
+    table.aggregates[row] = False
+    for agg in members:
+        table.aggregates[row, table.aggregates_index.get(agg)] = True
 
 
 def _room(allocated, needed):

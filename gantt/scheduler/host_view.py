@@ -35,7 +35,7 @@ class ResourceSlot:
         """Placement's rule for one allocation of ``amount``."""
         return (self.min_unit <= amount <= self.max_unit
                 and amount % self.step_size == 0
-                and self.used + amount <= self.capacity)
+                and self.free >= amount)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +58,15 @@ class HostRecord:
     capabilities: dict
     stats: dict
     metrics: dict
+    # the definitions (metadata) of the aggregates the host is in
+    aggregate_infos: tuple = ()
+    numa_cells: tuple = ()      # of numa.HostCell
+    pci_pools: tuple = ()       # of pci.Pool
+
+    def ratio(self, resource_class):
+        """The allocation ratio of a class (1.0 when not offered)."""
+        slot = self.resources.get(resource_class)
+        return 1.0 if slot is None else slot.allocation_ratio
 
 
 class HostView:
@@ -68,8 +77,14 @@ class HostView:
         self.n = table.n
         self.now = now
         self.service_down_time = service_down_time
+        # the aggregate definitions this request sees, taken once
+        self.aggregates = table.aggregate_set
         # row -> {column: amount} claimed by earlier instances of this request
         self._consumed = {}
+        # column -> free capacity, shared by the resource filter and weighers
+        self._free = {}
+        # other columns derived once per filter pass (see memo)
+        self._memo = {}
 
     # -- identity ---------------------------------------------------------
 
@@ -135,21 +150,39 @@ class HostView:
         return getattr(self.table, name)[:self.n, col]
 
     def used(self, col):
-        used = self.table.used[:self.n, col]
+        """Committed usage, plus claims in flight in this worker, plus
+        what this request has claimed itself."""
+        used = self.table.used[:self.n, col] + self.table.pending[:self.n, col]
         if self._consumed:
-            used = used.copy()
             for row, amounts in self._consumed.items():
                 used[row] += amounts.get(col, 0)
         return used
 
     def capacity(self, col):
-        t = self.table
-        n = self.n
-        return (t.total[:n, col] - t.reserved[:n, col]) * (
-            t.allocation_ratio[:n, col])
+        """``(total - reserved) * allocation_ratio``, kept by the cache."""
+        return self.table.capacity[:self.n, col]
+
+    def new_pass(self):
+        """Forget derived columns: the table's usage may have changed (a
+        claim of this request) since the last filter pass."""
+        self._free.clear()
+        self._memo.clear()
+
+    def memo(self, key, build):
+        """``build()`` once per filter pass (a filter's ``passes_columns``
+        and its ``explain`` share their columns this way)."""
+        value = self._memo.get(key)
+        if value is None:
+            value = self._memo[key] = build()
+        return value
 
     def free(self, col):
-        return self.capacity(col) - self.used(col)
+        """``capacity - used`` of a class column, computed once per filter
+        pass (see :meth:`new_pass`); do not modify the array."""
+        free = self._free.get(col)
+        if free is None:
+            free = self._free[col] = self.capacity(col) - self.used(col)
+        return free
 
     def fits(self, resource_class, amount):
         """Rows that can take one allocation of ``amount`` of a class."""
@@ -158,14 +191,21 @@ class HostView:
             return np.zeros(self.n, dtype=bool)
         t = self.table
         n = self.n
-        return (t.has_inventory[:n, col]
-                & (t.min_unit[:n, col] <= amount)
-                & (t.max_unit[:n, col] >= amount)
-                & (amount % np.maximum(t.step_size[:n, col], 1) == 0)
-                & (self.used(col) + amount <= self.capacity(col)))
+        mask = self.free(col) >= amount
+        mask &= t.has_inventory[:n, col]
+        # unit checks every row is known to pass (see rc_bounds) are skipped
+        low, high, step = t.rc_bounds.get(col, (None, None, None))
+        if low is None or amount < low:
+            mask &= t.min_unit[:n, col] <= amount
+        if high is None or amount > high:
+            mask &= t.max_unit[:n, col] >= amount
+        if step is None or step > 1:
+            mask &= amount % np.maximum(t.step_size[:n, col], 1) == 0
+        return mask
 
     def consume(self, row, resources):
         """Count a claim made by this request against ``row``."""
+        self.new_pass()
         slot = self._consumed.setdefault(row, {})
         for rc, amount in resources.items():
             col = self.rc_column(rc)
@@ -186,6 +226,31 @@ class HostView:
             return np.zeros(self.n, dtype=bool)
         return self.table.aggregates[:self.n, col]
 
+    def ratio(self, resource_class):
+        """Per row: the allocation ratio of a class (1.0 where absent)."""
+        col = self.rc_column(resource_class)
+        if col is None:
+            return np.ones(self.n)
+        return np.where(self.inventory("has_inventory", col),
+                        self.inventory("allocation_ratio", col), 1.0)
+
+    # -- keyed detail -----------------------------------------------------
+
+    def capability(self, key, func, missing, dtype=bool):
+        """Per row: ``func(value)`` of capability ``key``, once per distinct
+        value; ``missing`` where a host does not report it."""
+        return self.table.capability_columns.evaluate(
+            key, self.n, func, missing, dtype)
+
+    def stat(self, key, func, missing, dtype=bool):
+        """Like :meth:`capability`, for the reported ``stats``."""
+        return self.table.stat_columns.evaluate(key, self.n, func, missing,
+                                                dtype)
+
+    def metric(self, name):
+        """Per row: the metric's value, NaN where it is not reported."""
+        return self.table.metric_columns.column(name, self.n)
+
     # -- per host ---------------------------------------------------------
 
     def record(self, row):
@@ -204,8 +269,11 @@ class HostView:
                 max_unit=int(t.max_unit[row, col]),
                 step_size=int(t.step_size[row, col]),
                 allocation_ratio=float(t.allocation_ratio[row, col]),
-                used=int(t.used[row, col]) + consumed.get(col, 0))
+                used=(int(t.used[row, col]) + int(t.pending[row, col])
+                      + consumed.get(col, 0)))
         zone = int(t.zone[row])
+        aggregates = frozenset(_members(t.aggregates_index.names,
+                                        t.aggregates, row))
         return HostRecord(
             row=row, uuid=t.uuids[row], host=t.hosts[row],
             nodename=t.nodenames[row], cell_uuid=self.cell_uuid(row),
@@ -216,13 +284,21 @@ class HostView:
             num_instances=int(t.num_instances[row]),
             num_io_ops=int(t.num_io_ops[row]),
             resources=resources,
-            traits=frozenset(
-                name for c, name in enumerate(t.traits_index.names)
-                if c < t.traits.shape[1] and t.traits[row, c]),
-            aggregates=frozenset(
-                name for c, name in enumerate(t.aggregates_index.names)
-                if c < t.aggregates.shape[1] and t.aggregates[row, c]),
+            traits=frozenset(_members(t.traits_index.names, t.traits, row)),
+            aggregates=aggregates,
             capabilities=t.capabilities[row] or {},
             stats=t.stats[row] or {},
             metrics=t.metrics[row] or {},
+            aggregate_infos=tuple(
+                self.aggregates.by_uuid[name] for name in sorted(aggregates)
+                if name in self.aggregates.by_uuid),
+            numa_cells=t.numa_cells[row] or (),
+            pci_pools=t.pci_pools[row] or (),
         )
+
+
+def _members(names, matrix, row):
+    """The names of the columns set in ``matrix[row]``."""
+    names = list(names)
+    width = min(len(names), matrix.shape[1])
+    return [names[c] for c in np.flatnonzero(matrix[row, :width])]

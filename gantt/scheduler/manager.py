@@ -13,6 +13,7 @@ touches oslo.messaging (the RPC layer hands it a ``broadcast`` callable).
 import collections
 import dataclasses
 import datetime
+import functools
 import json
 import logging
 import random
@@ -20,16 +21,20 @@ import threading
 import time
 
 import numpy as np
+from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from gantt import exception
+from gantt.db import aggregates as db_aggregates
 from gantt.db import allocations as db_allocations
 from gantt.db import providers as db_providers
 from gantt.objects import statistics as statistics_obj
 from gantt.objects import usage as usage_obj
+from gantt.scheduler import aggregates
 from gantt.scheduler import candidates
 from gantt.scheduler import claims
+from gantt.scheduler import explain as explain_mod
 from gantt.scheduler import filters as filters_base
 from gantt.scheduler import host_cache
 from gantt.scheduler import host_view
@@ -39,6 +44,21 @@ from gantt.scheduler import selections
 from gantt.scheduler import weighers as weighers_base
 
 LOG = logging.getLogger(__name__)
+
+def _database_outage_is_retryable(method):
+    """Turn a lost database connection into a typed, retryable error."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except db_exc.DBConnectionError as exc:
+            LOG.warning("%s failed: the database is unreachable (%s)",
+                        method.__name__, exc)
+            raise exception.ServiceUnavailable(
+                reason="database unreachable; retry with the same "
+                       "instance uuids") from None
+    return wrapper
+
 
 #: errors after which a claim moves on to the next candidate host
 _NEXT_CANDIDATE = (exception.CapacityExceeded, exception.ClaimConflict,
@@ -55,6 +75,7 @@ class Counters:
         self._lock = threading.Lock()
         self.values = collections.Counter()
         self.eliminations = collections.Counter()
+        self.lags = collections.deque(maxlen=10000)
 
     def add(self, name, amount=1):
         with self._lock:
@@ -64,6 +85,20 @@ class Counters:
         with self._lock:
             for label, count in removed:
                 self.eliminations[label] += count
+
+    def peer_lag(self, seconds):
+        with self._lock:
+            self.values["peer_updates"] += 1
+            self.lags.append(seconds)
+
+    def lag_percentiles(self):
+        """(p50, p99) in ms of the recorded peer lags, or (None, None)."""
+        with self._lock:
+            lags = np.array(self.lags)
+        if not len(lags):
+            return None, None
+        p50, p99 = np.percentile(lags, [50, 99]) * 1000.0
+        return float(p50), float(p99)
 
 
 class SchedulerManager:
@@ -95,6 +130,8 @@ class SchedulerManager:
         keeps whichever of a stored and a cast report is newer.
         """
         started = time.monotonic()
+        # aggregates first: hosts they name join them as they are loaded
+        self.reload_aggregates()
         stored = db_providers.load_hosts(self.db)
         for host in stored:
             report = _report_from_row(host)
@@ -114,34 +151,63 @@ class SchedulerManager:
         _validate_node(node)
         report = host_cache.HostReport.from_compute_node(
             node, received_at=self.cache.now())
-        persisted = False
+        saved = None
         if self.cache.needs_persisting(
                 report, self.conf.scheduler.report_persist_interval):
-            saved = db_providers.save_report(self.db, node,
-                                             timeutils.utcnow())
-            persisted = not saved.refused
-            if saved.refused:
-                LOG.warning("Host %s (%s): inventory change refused for %s",
-                            node.host, node.uuid, "; ".join(
-                                "%s: %s" % kv for kv in saved.refused.items()))
-            if (saved.stored_inventories is not None
+            saved = self._save_report(node)
+            if (saved is not None and saved.stored_inventories is not None
                     and saved.stored_inventories != report.inventories):
                 # claims are checked against the database's inventory, so
                 # the cache must hold that one, not the agent's wish
                 report = dataclasses.replace(
                     report, inventories=saved.stored_inventories)
+        persisted = saved is not None and not saved.refused
         applied = self.cache.apply_report(report, persisted=persisted)
+        if persisted and saved.generation == 0:
+            # a host new to the database holds nothing yet, at generation 0
+            self.cache.apply_usage(node.uuid, 0, {})
         self.counters.add("reports_applied" if applied else "reports_stale")
         if not applied:
             LOG.debug("Ignored report %d of %s: not newer than the cache's",
                       node.report_sequence, node.host)
         return applied
 
+    def _save_report(self, node):
+        """Store a report; None if the database is unreachable.
+
+        Without the database the worker still takes the report into its
+        cache (hosts stay up, filters stay right); it is stored again from
+        the agent's next report, which carries the full state anyway.
+        """
+        try:
+            saved = db_providers.save_report(self.db, node,
+                                             timeutils.utcnow())
+        except db_exc.DBConnectionError as exc:
+            LOG.warning("Report of %s not stored, the database is "
+                        "unreachable (%s); cached only", node.host, exc)
+            return None
+        if saved.refused:
+            LOG.warning("Host %s (%s): inventory change refused for %s",
+                        node.host, node.uuid, "; ".join(
+                            "%s: %s" % kv for kv in saved.refused.items()))
+        return saved
+
     def apply_peer_usage(self, usages):
-        """Another worker committed claims: take the providers' new usage."""
+        """Another worker committed claims: take the providers' new usage.
+
+        For news (not this worker's own claims, which it applied already)
+        the delay since the change committed is recorded: the staleness
+        other workers' caches have under load.
+        """
+        now = time.time()
         for usage in usages:
-            self.cache.apply_usage(usage.resource_provider_uuid,
-                                   usage.generation, dict(usage.usages))
+            news = self.cache.apply_usage(usage.resource_provider_uuid,
+                                          usage.generation,
+                                          dict(usage.usages))
+            changed_at = usage.changed_at if usage.obj_attr_is_set(
+                "changed_at") else None
+            if news and changed_at is not None:
+                self.counters.peer_lag(now - changed_at)
 
     def sync_usage(self):
         """Re-read every provider's usage and generation from the database."""
@@ -151,6 +217,7 @@ class SchedulerManager:
 
     # -- scheduling -------------------------------------------------------
 
+    @_database_outage_is_retryable
     def select_destinations(self, spec, instance_uuids,
                             return_alternates=True):
         """Place every instance, or none of them.
@@ -162,19 +229,25 @@ class SchedulerManager:
         self.counters.add("requests")
         request = request_mod.from_spec(spec, instance_uuids, self.lookup)
         view = self._view()
-        cands = candidates.for_request(view, request)
+        held = self._count_out_previous_claims(view, request, instance_uuids)
+        previous = set(held)
+        cands = candidates.for_request(view, request, self.conf)
         claimed = []
         try:
             for uuid in instance_uuids:
-                claimed.append(self._claim_one(view, request, cands, uuid))
+                claimed.append(self._claim_one(view, request, cands, uuid,
+                                               held.get(uuid, ())))
         except exception.NoValidHost:
-            self._roll_back([c[0] for c in claimed])
+            # a failed answer leaves none of these instances allocated, even
+            # those a lost earlier call had claimed: the caller was told no
+            self._roll_back(sorted({c[0] for c in claimed} | previous))
             self.counters.add("no_valid_host")
             raise
         except Exception:
             # all or nothing holds for unexpected failures too (a database
             # outage half-way): undo what was claimed, if the DB lets us
-            self._roll_back([c[0] for c in claimed], best_effort=True)
+            self._roll_back(sorted({c[0] for c in claimed} | previous),
+                            best_effort=True)
             raise
         # alternates are chosen once every instance is claimed, so that they
         # respect the whole request (siblings' usage, the group's new hosts)
@@ -187,12 +260,41 @@ class SchedulerManager:
                      for s in placed))
         return placed
 
+    def _count_out_previous_claims(self, view, request, instance_uuids):
+        """Give this request the room its instances already hold.
+
+        A retried call (the reply to the first was lost) claims again for
+        the same instances, and the claim replaces the old allocation: the
+        filters must see that room as free, and a server group must not
+        count the instance against itself.
+
+        :returns: ``{instance uuid: [(row, resources held there)]}`` for
+            the instances that held a claim
+        """
+        held = {}
+        group = request.instance_group
+        for consumer, allocations in self.claimer.allocations_of(
+                instance_uuids).items():
+            held[consumer] = []
+            for provider, resources in allocations.items():
+                row = view.row_of(provider)
+                if row is None:
+                    continue
+                held[consumer].append((row, resources))
+                view.consume(row, {rc: -amount
+                                   for rc, amount in resources.items()})
+                if group is not None and group.hosts.get(view.hosts[row]):
+                    group.hosts[view.hosts[row]] -= 1
+                    if not group.hosts[view.hosts[row]]:
+                        del group.hosts[view.hosts[row]]
+        return held
+
     def _view(self):
         return host_view.HostView(
             self.cache.table, self.cache.now(),
             self.conf.scheduler.service_down_time)
 
-    def _claim_one(self, view, request, cands, consumer_uuid):
+    def _claim_one(self, view, request, cands, consumer_uuid, held=()):
         """Filter, weigh and claim for one instance.
 
         Each failed claim excludes its host and starts over from the
@@ -209,28 +311,43 @@ class SchedulerManager:
                 self._no_valid_host(request, outcome)
             rows, totals = self._weigh(view, request, outcome.mask)
             row, weight = self._pick(rows, totals)
+            provider = view.uuids[row]
+            # concurrent requests of this worker now see the room taken
+            mark = self.cache.reserve(provider, request.resources)
             try:
                 states = self.claimer.claim(
-                    consumer_uuid, {view.uuids[row]: request.resources},
+                    consumer_uuid, {provider: request.resources},
                     project_id=request.spec.project_id,
                     user_id=request.spec.user_id,
                     group=_group_claim(request))
             except _NEXT_CANDIDATE as exc:
+                self.cache.unreserve(mark)
                 LOG.info("Claim for %s on %s failed (%s); trying the next "
                          "host", consumer_uuid, view.hosts[row], exc)
                 failed[row] = True
                 self._refresh_after_failure(request, view.uuids[row], exc)
                 continue
+            except BaseException:
+                self.cache.unreserve(mark)
+                raise
+            # the committed usage first, then drop the mark: never a moment
+            # in which neither counts
             self._claimed(states)
+            self.cache.unreserve(mark)
             # NOTE: _claimed wrote the claim's usage (with its generation)
             # into the cache's table, which the view reads live: counting it
             # again would halve the room later instances see. Only if the
             # view's table missed it (the cache swapped in a grown table
             # first) must the view count the claim itself.
-            generation = {s.uuid: s.generation for s in states}[
-                view.uuids[row]]
-            if view.table.generation[row] < generation:
+            generations = {s.uuid: s.generation for s in states}
+            if view.table.generation[row] < generations[view.uuids[row]]:
                 view.consume(row, request.resources)
+            # the old claim this one replaced: once the table shows it
+            # released, the view's own allowance for it must go
+            for old_row, resources in held:
+                seen = generations.get(view.uuids[old_row])
+                if seen is not None and view.table.generation[old_row] >= seen:
+                    view.consume(old_row, resources)
             if request.instance_group is not None:
                 request.instance_group.hosts[view.hosts[row]] += 1
             return consumer_uuid, row, weight
@@ -269,13 +386,16 @@ class SchedulerManager:
     def _weigh(self, view, request, mask):
         """The rows of ``mask`` and their total weights (unsorted)."""
         rows = np.flatnonzero(mask)
-        totals, _parts = self.weighers.run(view, request, rows)
+        totals, _parts = self.weighers.run(view, request, rows, mask=mask)
         return rows, totals
 
     def _pick(self, rows, totals):
         """The row to claim: random among the best ``host_subset_size``.
 
-        Only those few are sorted (argpartition), whatever the fleet size.
+        Ties are broken at random, never by row order: identical hosts are
+        common (a fresh rack, a cloud filled evenly), and if every worker
+        broke ties the same way they would all race for the same host.
+        Only the best few are looked at (one partition), whatever the size.
         """
         fs = self.conf.filter_scheduler
         if fs.shuffle_best_same_weighed_hosts:
@@ -284,10 +404,19 @@ class SchedulerManager:
                 i = int(self._rng.choice(best))
                 return int(rows[i]), float(totals[i])
         subset = min(fs.host_subset_size, len(rows))
-        top = (np.argpartition(-totals, subset - 1)[:subset]
-               if len(rows) > subset else np.arange(len(rows)))
-        top = top[np.argsort(-totals[top], kind="stable")]
-        i = int(top[self._rng.randrange(subset)])
+        if len(rows) > subset:
+            kth = np.partition(totals, len(totals) - subset)[
+                len(totals) - subset]
+            better = np.flatnonzero(totals > kth)
+            tied = np.flatnonzero(totals == kth)
+            need = subset - len(better)
+            if need < len(tied):
+                # sampling a range costs O(need), not O(ties)
+                tied = tied[self._rng.sample(range(len(tied)), need)]
+            top = np.concatenate([better, tied])
+        else:
+            top = np.arange(len(rows))
+        i = int(top[self._rng.randrange(len(top))])
         return int(rows[i]), float(totals[i])
 
     def _no_valid_host(self, request, outcome):
@@ -313,9 +442,10 @@ class SchedulerManager:
         for state in states:
             self.cache.apply_usage(state.uuid, state.generation, state.usages)
         if self.conf.scheduler.broadcast_claims and states:
+            now = time.time()
             self._broadcast([usage_obj.ProviderUsage(
                 resource_provider_uuid=s.uuid, generation=s.generation,
-                usages=s.usages) for s in states])
+                usages=s.usages, changed_at=now) for s in states])
 
     def _roll_back(self, consumer_uuids, best_effort=False):
         for uuid in consumer_uuids:
@@ -333,6 +463,7 @@ class SchedulerManager:
 
     # -- after a failed build ---------------------------------------------
 
+    @_database_outage_is_retryable
     def reclaim(self, instance_uuid, failed_selection, alternates):
         """Move an instance whose build failed to its first fitting alternate.
 
@@ -368,6 +499,7 @@ class SchedulerManager:
             instance_uuid=instance_uuid,
             reason="; ".join(reasons) or "no alternates were given")
 
+    @_database_outage_is_retryable
     def release(self, consumer_uuid):
         """Free everything the consumer holds; a no-op if it holds nothing."""
         states = self.claimer.release(consumer_uuid)
@@ -379,12 +511,54 @@ class SchedulerManager:
 
     # -- operators --------------------------------------------------------
 
+    def explain(self, spec, limit=10):
+        """Where ``spec`` would go and why, without claiming.
+
+        :returns: an Explanation
+        :raises: InvalidRequest
+        """
+        return explain_mod.explain(self, spec, limit=limit)
+
+    # -- aggregates -------------------------------------------------------
+
+    def reload_aggregates(self):
+        """Re-read every aggregate from the database into the cache."""
+        loaded = db_aggregates.load_all(self.db)
+        self.cache.apply_aggregates(aggregates.AggregateSet(loaded))
+        return loaded
+
+    def set_aggregate(self, aggregate):
+        """Create or replace an aggregate (hosts and metadata).
+
+        :raises: InvalidRequest
+        """
+        aggregates.validate(aggregate)
+        created = db_aggregates.save(self.db, aggregate)
+        self.reload_aggregates()
+        LOG.info("%s aggregate %s (%s): %d host(s), metadata %s",
+                 "Created" if created else "Replaced", aggregate.uuid,
+                 aggregate.name, len(aggregate.hosts),
+                 dict(aggregate.metadata))
+        return aggregate
+
+    def delete_aggregate(self, aggregate_uuid):
+        """Delete an aggregate; False when there was none."""
+        deleted = db_aggregates.delete(self.db, aggregate_uuid)
+        self.reload_aggregates()
+        if deleted:
+            LOG.info("Deleted aggregate %s", aggregate_uuid)
+        return deleted
+
+    def get_aggregates(self):
+        return db_aggregates.load_all(self.db)
+
     def get_host_states(self, hosts=None):
         return self.cache.host_states(self.conf.scheduler.service_down_time,
                                       hosts)
 
     def get_statistics(self):
         values = self.counters.values
+        lag_p50, lag_p99 = self.counters.lag_percentiles()
         return statistics_obj.SchedulerStatistics(
             worker=self.worker_name, hosts=len(self.cache),
             requests=values["requests"], placements=values["placements"],
@@ -393,7 +567,10 @@ class SchedulerManager:
             reports_applied=values["reports_applied"],
             reports_stale=values["reports_stale"],
             messages_rejected=values["messages_rejected"],
-            filter_eliminations=dict(self.counters.eliminations))
+            filter_eliminations=dict(self.counters.eliminations),
+            peer_updates=values["peer_updates"],
+            peer_lag_p50_ms=lag_p50, peer_lag_p99_ms=lag_p99,
+            **self.cache.report_ages())
 
 
 def _group_claim(request):
@@ -470,4 +647,6 @@ def _report_from_row(host):
         stats=details.get("stats", {}), metrics=details.get("metrics", {}),
         updated_at=r["agent_updated_at"],
         received_at=received.replace(
-            tzinfo=datetime.timezone.utc).timestamp())
+            tzinfo=datetime.timezone.utc).timestamp(),
+        instance_uuids=(None if r.get("instance_uuids") is None
+                        else frozenset(json.loads(r["instance_uuids"]))))

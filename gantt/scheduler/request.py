@@ -14,6 +14,7 @@ import os_resource_classes
 import os_traits
 
 from gantt import exception
+from gantt.scheduler import numa as numa_mod
 
 _CUSTOM = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
 _STANDARD_CLASSES = frozenset(os_resource_classes.STANDARDS)
@@ -89,10 +90,27 @@ class ResourceRequest:
     extra_specs: dict
     image_properties: dict
     hints: dict
+    # the guest NUMA topology (hw:numa_nodes, cpu_policy, mem_page_size)
+    numa: numa_mod.GuestTopology | None = None
+    project_id: str | None = None
+    image_id: str | None = None
+    # what plugins derive from the request once (PCI requests…), by name
+    derived: dict = dataclasses.field(default_factory=dict)
 
     @property
     def forced(self):
         return bool(self.force_hosts or self.force_nodes)
+
+    def memo(self, name, build):
+        """``build()`` once per request, kept under ``name``."""
+        if name not in self.derived:
+            self.derived[name] = build()
+        return self.derived[name]
+
+    @property
+    def required_traits(self):
+        """Every group's required traits (the isolation pre-filter's)."""
+        return frozenset().union(*(g.required_traits for g in self.groups))
 
 
 def _positive_int(value, what):
@@ -247,6 +265,8 @@ def from_spec(spec, instance_uuids, lookup):
             reason="at most %d instances per request" % _MAX_INSTANCES)
     if len(set(instance_uuids)) != len(instance_uuids):
         raise exception.InvalidRequest(reason="instance uuids repeat")
+    image_props = dict(spec.image.properties) if spec.image else {}
+    topology = numa_mod.guest_topology(spec.flavor, image_props)
     groups = _build_groups(spec)
     resources = collections.Counter()
     for group in groups:
@@ -268,5 +288,6 @@ def from_spec(spec, instance_uuids, lookup):
         same_host=_hint_hosts(hints, "same_host", lookup),
         different_host=_hint_hosts(hints, "different_host", lookup),
         extra_specs=dict(spec.flavor.extra_specs),
-        image_properties=dict(spec.image.properties) if spec.image else {},
-        hints=hints)
+        image_properties=image_props,
+        hints=hints, numa=topology, project_id=spec.project_id,
+        image_id=spec.image.id if spec.image else None)

@@ -58,6 +58,8 @@ class FilterOutcome:
     considered: int
     # (label, count) in the order the filters ran
     removed: list = dataclasses.field(default_factory=list)
+    # when recording (explain): (name, labels, removed rows) per step
+    steps: list = dataclasses.field(default_factory=list)
 
     def summary(self):
         """"0 of 500 hosts available: 320 lacked MEMORY_MB, 180 …"."""
@@ -69,18 +71,27 @@ class FilterOutcome:
 
 
 class FilterRunner:
-    """Applies the enabled filters in order and keeps the tally."""
+    """Applies the enabled filters in order and keeps the tally.
 
-    def __init__(self, filters):
+    :param vectorised: use ``passes_columns`` where a filter has it (the
+        default); False runs ``host_passes`` host by host for every filter
+        (the benchmark's and the property test's reference path)
+    """
+
+    def __init__(self, filters, vectorised=True):
         self.filters = list(filters)
+        self.vectorised = vectorised
 
-    def run(self, view, request, mask, skip_filters=False):
+    def run(self, view, request, mask, skip_filters=False, record=False):
         """Narrow ``mask`` (candidates) through every filter.
 
         :param skip_filters: forced hosts bypass filters, as in Nova; only
             those marked ``always_run`` (resource fit) still apply
+        :param record: keep each filter's removed rows in ``steps``
         """
+        view.new_pass()
         outcome = FilterOutcome(mask=mask.copy(), considered=view.n)
+        records = {}        # per-host plugins share each row's HostRecord
         for flt in self.filters:
             if not outcome.mask.any():
                 break
@@ -89,27 +100,34 @@ class FilterRunner:
             if not flt.applies(request):
                 continue
             before = outcome.mask
-            after = before & self._passes(flt, view, request, before)
+            after = before & self._passes(flt, view, request, before,
+                                          self.vectorised, records)
             removed = before & ~after
             outcome.mask = after
-            count = int(removed.sum())
+            count = int(np.count_nonzero(removed))
             if not count:
                 continue
             detail = flt.explain(view, request, removed)
             if detail:
-                outcome.removed.extend(sorted(
-                    ((label, n) for label, n in detail.items() if n),
-                    key=lambda kv: -kv[1]))
+                labels = sorted(((label, n) for label, n in detail.items()
+                                 if n), key=lambda kv: -kv[1])
             else:
-                outcome.removed.append((flt.name, count))
+                labels = [(flt.name, count)]
+            outcome.removed.extend(labels)
+            if record:
+                outcome.steps.append((flt.name, labels, removed))
         return outcome
 
     @staticmethod
-    def _passes(flt, view, request, mask):
-        result = flt.passes_columns(view, request)
+    def _passes(flt, view, request, mask, vectorised=True, records=None):
+        result = flt.passes_columns(view, request) if vectorised else None
         if result is not None:
             return result
+        records = {} if records is None else records
         out = np.zeros(view.n, dtype=bool)
         for row in np.flatnonzero(mask):
-            out[row] = flt.host_passes(view.record(row), request)
+            record = records.get(row)
+            if record is None:
+                record = records[row] = view.record(row)
+            out[row] = flt.host_passes(record, request)
         return out

@@ -1,6 +1,33 @@
-"""AvailabilityZoneFilter: the host is in the requested availability zone."""
+"""AvailabilityZoneFilter: the host is in the requested availability zone.
 
+A host's zone is the ``availability_zone`` metadata of the aggregates it is
+in (Nova's only source of zones), and otherwise the zone its agent reports.
+The same rule serves the ``query_placement_for_availability_zone``
+pre-filter.
+"""
+
+from gantt.scheduler import aggregates
 from gantt.scheduler import filters
+
+KEY = "availability_zone"
+
+
+def host_in_zone(host, zone):
+    """Whether one host (a HostRecord) is in ``zone``."""
+    zones = aggregates.values(host, KEY)
+    if zones:
+        return zone in zones
+    return host.availability_zone == zone
+
+
+def rows_in_zone(view, zone):
+    """The rows of ``view`` in ``zone``."""
+    reported = view.column("zone") == view.zone_code(zone)
+    if not view.aggregates.with_key(KEY):
+        return reported
+    by_aggregate = aggregates.rows_with_key(view, KEY)
+    return aggregates.rows_where(view, KEY, lambda v: v == zone) | (
+        reported & ~by_aggregate)
 
 
 class AvailabilityZoneFilter(filters.BaseFilter):
@@ -10,8 +37,7 @@ class AvailabilityZoneFilter(filters.BaseFilter):
         return bool(request.availability_zone)
 
     def host_passes(self, host, request):
-        return host.availability_zone == request.availability_zone
+        return host_in_zone(host, request.availability_zone)
 
     def passes_columns(self, view, request):
-        return view.column("zone") == view.zone_code(
-            request.availability_zone)
+        return rows_in_zone(view, request.availability_zone)

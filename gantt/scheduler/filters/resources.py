@@ -25,7 +25,7 @@ class ResourceFilter(filters.BaseFilter):
     def passes_columns(self, view, request):
         mask = np.ones(view.n, dtype=bool)
         for rc, amount in request.resources.items():
-            mask &= view.fits(rc, amount)
+            mask &= _fits(view, rc, amount)
         return mask
 
     def explain(self, view, request, removed):
@@ -33,7 +33,11 @@ class ResourceFilter(filters.BaseFilter):
         left = removed.copy()
         counts = {}
         for rc, amount in sorted(request.resources.items()):
-            lacked = left & ~view.fits(rc, amount)
+            lacked = left & ~_fits(view, rc, amount)
             counts["lacked %s" % rc] = int(lacked.sum())
             left &= ~lacked
         return counts
+
+
+def _fits(view, rc, amount):
+    return view.memo(("fits", rc, amount), lambda: view.fits(rc, amount))

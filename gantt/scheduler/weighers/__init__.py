@@ -5,28 +5,66 @@ weigher's values to [0, 1] over the candidates (so that weighers with
 different units can be summed), multiplies them by the weigher's
 multiplier, and adds them up: the highest total wins. A negative multiplier
 turns "most free first" (spread) into "least free first" (stack).
+
+As in Nova (``nova/weights.py``), a weigher may set ``minval``/``maxval``:
+raw values are clipped to them and they replace the observed minimum or
+maximum in the normalisation. And as in Nova, the multiplier of a host is
+overridden by the metadata key named like the option (e.g.
+``ram_weight_multiplier``) on the aggregates the host is in, the smallest
+value winning (``nova.scheduler.utils.get_weight_multiplier``).
 """
 
+import collections.abc
+
 import numpy as np
+
+from gantt.scheduler import aggregates
 
 
 class BaseWeigher:
     """The weigher contract.
 
     :attr name: entry-point name listed in ``enabled_weighers``
-    :attr multiplier_option: the ``[filter_scheduler]`` option holding the
-        multiplier
+    :attr multiplier_option: the option holding the multiplier (in
+        ``multiplier_group``, ``[filter_scheduler]`` by default); it is also
+        the aggregate metadata key that overrides it per host
+    :attr minval, maxval: bounds of the raw values (None: observed)
     """
 
     name = None
     multiplier_option = None
+    multiplier_group = "filter_scheduler"
+    #: the aggregate metadata key; None: the option's name
+    multiplier_key = None
+    minval = None
+    maxval = None
 
     def __init__(self, conf):
         self.conf = conf
 
+    # -- multiplier -------------------------------------------------------
+
+    def config_multiplier(self):
+        return getattr(self.conf[self.multiplier_group],
+                       self.multiplier_option)
+
+    @property
+    def _key(self):
+        return self.multiplier_key or self.multiplier_option
+
     def multiplier(self, view, rows):
         """The multiplier for ``rows`` (a float, or an array per row)."""
-        return getattr(self.conf.filter_scheduler, self.multiplier_option)
+        default = self.config_multiplier()
+        if not view.aggregates.with_key(self._key):
+            return default
+        return aggregates.min_number_rows(view, self._key, default)[rows]
+
+    def host_multiplier(self, host):
+        """The multiplier of one host (a HostRecord)."""
+        return aggregates.min_number(aggregates.values(host, self._key),
+                                     self.config_multiplier())
+
+    # -- raw values -------------------------------------------------------
 
     def weigh_host(self, host, request):
         """The raw value for one host (a HostRecord)."""
@@ -36,35 +74,173 @@ class BaseWeigher:
         """Raw values for ``rows`` (an index array), or None for per-host."""
         return None
 
+    def constant(self, view, request):
+        """True when every host would get the same raw value (nothing in
+        the request or the fleet for this weigher to tell hosts apart): the
+        vectorised runner then skips it, as its normalised values are all
+        zero anyway."""
+        return False
 
-def normalize(values):
-    """Min-max scale to [0, 1]; all-equal values become all zeros."""
+
+def normalize(values, minval=None, maxval=None, multiplier=1.0):
+    """Scale to [0, 1] between ``minval`` and ``maxval`` (the observed
+    minimum and maximum when None); all-equal values become all zeros.
+    The result is multiplied by ``multiplier`` (a float or an array)."""
     values = np.asarray(values, dtype=float)
     if values.size == 0:
         return values
-    low, high = values.min(), values.max()
+    low = values.min() if minval is None else float(minval)
+    high = values.max() if maxval is None else float(maxval)
     if high == low:
         return np.zeros_like(values)
-    return (values - low) / (high - low)
+    if np.ndim(multiplier) == 0:
+        out = values - low
+        out *= multiplier / (high - low)
+        return out
+    out = values - low
+    out /= high - low
+    out *= multiplier
+    return out
+
+
+def _clip(weigher, raw):
+    raw = np.asarray(raw, dtype=float)
+    if weigher.minval is not None:
+        raw = np.maximum(raw, weigher.minval)
+    if weigher.maxval is not None:
+        raw = np.minimum(raw, weigher.maxval)
+    return raw
+
+
+def _extreme(raw, mask, arg, reduce, initial):
+    """The minimum (or maximum) of ``raw`` over the ``mask`` rows.
+
+    The extreme of every row is found first (cheap); it is the candidates'
+    one when a candidate holds it, which is the common case.
+    """
+    at = int(arg(raw))
+    if mask[at]:
+        return raw[at]
+    return reduce(raw, where=mask, initial=initial)
+
+
+#: ``rows`` meaning "every row of the view" (the dense path)
+ALL = slice(None)
+
+
+def size(view, rows):
+    """How many values ``weigh_columns(view, request, rows)`` returns."""
+    return view.n if isinstance(rows, slice) else len(rows)
+
+
+class Parts(collections.abc.Mapping):
+    """Each weigher's contribution per candidate row, gathered on access
+    (the scheduler itself only needs the totals)."""
+
+    def __init__(self, rows):
+        self._rows = rows
+        self._full = {}
+
+    def __getitem__(self, name):
+        value = self._full[name]
+        return value if self._rows is None else value[self._rows]
+
+    def __iter__(self):
+        return iter(self._full)
+
+    def __len__(self):
+        return len(self._full)
 
 
 class WeigherRunner:
-    def __init__(self, weighers):
-        self.weighers = list(weighers)
+    """Weighs candidate rows with every enabled weigher.
 
-    def run(self, view, request, rows):
+    When most rows are candidates the vectorised runner weighs every row of
+    the view (contiguous columns, no gathers) and takes each weigher's
+    minimum and maximum over the candidates only; otherwise it weighs the
+    candidate rows. Both give the same numbers.
+
+    :param vectorised: use ``weigh_columns`` and column multipliers where a
+        weigher has them (the default); False weighs host by host
+    """
+
+    def __init__(self, weighers, vectorised=True):
+        self.weighers = list(weighers)
+        self.vectorised = vectorised
+
+    def run(self, view, request, rows, mask=None):
         """Total weight of each row in ``rows``, and each weigher's part.
 
+        :param mask: the candidate rows as a boolean array (optional)
         :returns: (totals array, {weigher name: contribution array})
         """
-        totals = np.zeros(len(rows))
-        parts = {}
+        if self.vectorised and 2 * len(rows) > view.n:
+            if mask is None:
+                mask = np.zeros(view.n, dtype=bool)
+                mask[rows] = True
+            return self._dense(view, request, rows, mask)
+        return self._sparse(view, request, rows)
+
+    def _dense(self, view, request, rows, mask):
+        totals = np.zeros(view.n)
+        parts = Parts(rows)
+        zeros = np.zeros(view.n)        # shared by weighers that add nothing
+        zeros.flags.writeable = False
         for weigher in self.weighers:
-            raw = weigher.weigh_columns(view, request, rows)
+            if weigher.constant(view, request):
+                parts._full[weigher.name] = zeros
+                continue
+            multiplier = weigher.multiplier(view, ALL)
+            raw = None
+            if np.any(multiplier):
+                raw = weigher.weigh_columns(view, request, ALL)
             if raw is None:
-                raw = [weigher.weigh_host(view.record(r), request)
-                       for r in rows]
-            part = normalize(raw) * weigher.multiplier(view, rows)
-            parts[weigher.name] = part
+                if np.any(multiplier):
+                    # a per-host weigher: weigh the candidates only
+                    part = self._sparse(view, request, rows, [weigher])[0]
+                    full = np.zeros(view.n)
+                    full[rows] = part
+                    parts._full[weigher.name] = full
+                    totals += full
+                else:
+                    parts._full[weigher.name] = zeros
+                continue
+            raw = _clip(weigher, raw)
+            low = (_extreme(raw, mask, np.argmin, np.min, np.inf)
+                   if weigher.minval is None else float(weigher.minval))
+            high = (_extreme(raw, mask, np.argmax, np.max, -np.inf)
+                    if weigher.maxval is None else float(weigher.maxval))
+            part = normalize(raw, low, high, multiplier)
+            parts._full[weigher.name] = part
+            totals += part
+        return totals[rows], parts
+
+    def _sparse(self, view, request, rows, weighers=None):
+        totals = np.zeros(len(rows))
+        parts = Parts(None)
+        records = None
+        for weigher in self.weighers if weighers is None else weighers:
+            if self.vectorised:
+                if weigher.constant(view, request):
+                    parts._full[weigher.name] = np.zeros(len(rows))
+                    continue
+                multiplier = weigher.multiplier(view, rows)
+                if not np.any(multiplier):
+                    # a zero multiplier weighs nothing: skip the raw values
+                    parts._full[weigher.name] = np.zeros(len(rows))
+                    continue
+                raw = weigher.weigh_columns(view, request, rows)
+            else:
+                raw = None
+            if raw is None:
+                if records is None:
+                    records = [view.record(r) for r in rows]
+                raw = [weigher.weigh_host(h, request) for h in records]
+                if not self.vectorised:
+                    multiplier = np.array(
+                        [weigher.host_multiplier(h) for h in records])
+            part = normalize(_clip(weigher, raw), weigher.minval,
+                             weigher.maxval, multiplier)
+            parts._full[weigher.name] = part
             totals += part
         return totals, parts

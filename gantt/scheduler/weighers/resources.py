@@ -15,9 +15,12 @@ class _FreeCapacityWeigher(weighers.BaseWeigher):
     def weigh_columns(self, view, request, rows):
         col = view.rc_column(self.resource_class)
         if col is None:
-            return np.zeros(len(rows))
-        free = view.free(col)[rows]
-        return np.where(view.inventory("has_inventory", col)[rows], free, 0.0)
+            return np.zeros(view.n)[rows]
+        free = view.free(col)
+        has = view.inventory("has_inventory", col)
+        if not has.all():
+            free = np.where(has, free, 0.0)
+        return free[rows]
 
 
 class RAMWeigher(_FreeCapacityWeigher):

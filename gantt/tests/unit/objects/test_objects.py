@@ -6,9 +6,13 @@ from oslo_versionedobjects import fixture
 import pytest
 
 from gantt import objects
+from gantt.objects import aggregate
 from gantt.objects import base
 from gantt.objects import compute_node
+from gantt.objects import explain
 from gantt.objects import host_state
+from gantt.objects import numa
+from gantt.objects import pci
 from gantt.objects import request_spec
 from gantt.objects import selection
 from gantt.objects import statistics
@@ -38,19 +42,26 @@ CONSUMER_UUID = "9d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6"
 expected = {
     "AllocationItem": "1.0-2518ad18efadef6fcbbdac74aa8f943a",
     "AllocationRequest": "1.0-534a21cca5d1cd0a62f43d73081fc952",
-    "ComputeNode": "1.0-5f4f3dba02153dbd978981ad9bd41bac",
+    "Aggregate": "1.0-b5b1fc44ea289c4c288cb090da88c1dc",
+    "ComputeNode": "1.2-699467979fe87457b42e58817c69b81c",
     "Destination": "1.0-75710506e044d25e65182618a60cd586",
+    "Explanation": "1.0-2c7e9d18d249fa408321fc4371d1924c",
+    "FilterStep": "1.0-c9236948c3b56f8d5b8fbf510b996d38",
     "Flavor": "1.0-b777ab1829d95cf6be7f8752ad25e398",
     "HostState": "1.0-22aae3ece8667c073fc1d4f48aae9761",
     "ImageMeta": "1.0-7682284d5e485d3bf950d3ff3b3a7462",
     "InstanceGroup": "1.0-944ccf8ee63a0cad2ccfb7baed609db5",
     "Inventory": "1.0-601555ef497b9258e392cfafb0af749b",
-    "ProviderUsage": "1.0-34aa7f9814ceef8c7c2dbe940141a8ea",
+    "NUMACell": "1.0-099d592c4a44dae0ef952101ac19ef02",
+    "NUMAPagePool": "1.0-731e7ef337068955d6a28d70aa71b3cf",
+    "PciDevicePool": "1.0-5d5c200614c9afcdcc0c43f52a3e6c7a",
+    "ProviderUsage": "1.1-33803896cc0d0447c17a898c18b636aa",
     "RequestGroup": "1.0-39a4d91b1578524e46307139b2bd7e28",
     "RequestSpec": "1.0-a8695a1a901692682cf7bcb62ac9882e",
     "ResourceUsage": "1.0-2536df9d6eb65112b05b2977babdb5f5",
-    "SchedulerStatistics": "1.0-c14ddc0992e2148f85dd13e79c83db06",
+    "SchedulerStatistics": "1.1-5a56cbe719ad23650f2a1259b40209fd",
     "Selection": "1.0-078535b8d261f06db41caf09c54337dd",
+    "WeighedHost": "1.0-8f0780b564347495e21c81e8450bd312",
 }
 
 # Which version of each child object a parent embeds. When a child's VERSION
@@ -138,7 +149,37 @@ def _compute_node():
         capabilities={"hypervisor_type": "QEMU"}, num_instances=3,
         num_io_ops=1, sequence=42, stats={"k": "v"}, metrics={"cpu": 0.5},
         updated_at=datetime.datetime(2026, 1, 2, 3, 4, 5,
-                                     tzinfo=datetime.UTC))
+                                     tzinfo=datetime.UTC),
+        instance_uuids=[CONSUMER_UUID],
+        numa_cells=[_numa_cell()], pci_pools=[_pci_pool()])
+
+
+def _numa_cell():
+    return numa.NUMACell(
+        id=0, cpuset=[0, 1, 2, 3], pcpuset=[4, 5, 6, 7], pinned_cpus=[4],
+        cpu_usage=2, memory_mb=65536, memory_usage_mb=4096,
+        mempages=[numa.NUMAPagePool(size_kb=4, total=1000, used=10,
+                                    reserved=5),
+                  numa.NUMAPagePool(size_kb=2048, total=512, used=2)])
+
+
+def _pci_pool():
+    return pci.PciDevicePool(vendor_id="8086", product_id="154d",
+                             numa_node=0, count=4,
+                             tags={"dev_type": "type-PF"})
+
+
+def _explanation():
+    return explain.Explanation(
+        considered=3, passed=1, summary="1 of 3 hosts available: 2 x",
+        resources={"VCPU": 1}, filters=["ComputeFilter"],
+        weighers=["RAMWeigher"],
+        steps=[explain.FilterStep(stage="filters", name="ComputeFilter",
+                                  reason="were disabled", removed=2,
+                                  hosts=["node2", "node3"])],
+        weighed=[explain.WeighedHost(host="node1", nodename="node1",
+                                     uuid=HOST_UUID, weight=1.0,
+                                     weights={"RAMWeigher": 1.0})])
 
 
 def _resource_usage():
@@ -148,10 +189,15 @@ def _resource_usage():
 
 
 SAMPLES = {
+    "Aggregate": lambda: aggregate.Aggregate(
+        uuid=GROUP_UUID, name="ssd", hosts=["node1"],
+        metadata={"availability_zone": "az1"}),
     "AllocationItem": lambda: _allocation_request().allocations[0],
     "AllocationRequest": _allocation_request,
     "ComputeNode": _compute_node,
     "Destination": lambda: _request_spec().requested_destination,
+    "Explanation": _explanation,
+    "FilterStep": lambda: _explanation().steps[0],
     "Flavor": lambda: _request_spec().flavor,
     "HostState": lambda: host_state.HostState(
         uuid=HOST_UUID, host="node1", nodename="node1", cell_uuid=CELL_UUID,
@@ -162,21 +208,27 @@ SAMPLES = {
                                      tzinfo=datetime.UTC),
         up=True, disabled=False),
     "ImageMeta": lambda: _request_spec().image,
+    "NUMACell": _numa_cell,
+    "NUMAPagePool": lambda: _numa_cell().mempages[1],
+    "PciDevicePool": _pci_pool,
     "InstanceGroup": lambda: _request_spec().instance_group,
     "Inventory": lambda: compute_node.Inventory(
         resource_class="VCPU", total=16, reserved=2, min_unit=1, max_unit=8,
         step_size=2, allocation_ratio=4.0),
     "ProviderUsage": lambda: usage.ProviderUsage(
         resource_provider_uuid=HOST_UUID, generation=3,
-        usages={"VCPU": 2}),
+        usages={"VCPU": 2}, changed_at=1795000000.25),
     "RequestGroup": lambda: _request_spec().request_groups[0],
     "RequestSpec": _request_spec,
     "ResourceUsage": _resource_usage,
     "SchedulerStatistics": lambda: statistics.SchedulerStatistics(
         worker="w1", hosts=3, requests=4, placements=3, no_valid_host=1,
         claim_conflicts=0, reports_applied=5, reports_stale=1,
-        messages_rejected=0, filter_eliminations={"lacked VCPU": 2}),
+        messages_rejected=0, filter_eliminations={"lacked VCPU": 2},
+        peer_updates=10, peer_lag_p50_ms=1.5, peer_lag_p99_ms=9.0,
+        oldest_report_s=4.5, min_report_sequence=40),
     "Selection": _selection,
+    "WeighedHost": lambda: _explanation().weighed[0],
 }
 
 
@@ -197,19 +249,38 @@ def _set_fields(obj):
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_primitive_round_trip_at_every_version(name):
-    """obj_make_compatible pattern: each version a peer may ask for
-    serialises and comes back equal (fields unknown to that version would
-    be dropped here once a 1.1 exists)."""
+    """obj_make_compatible: each version a peer may ask for serialises, and
+    comes back with exactly the fields that version knows."""
     obj = SAMPLES[name]()
     cls = type(obj)
     assert cls.VERSION == expected[name].split("-")[0]
-    for version in (cls.VERSION,):  # add older versions here after a bump
+    for version, dropped in [(cls.VERSION, ())] + OLDER.get(name, []):
         primitive = obj.obj_to_primitive(target_version=version)
         assert primitive["gantt_object.version"] == version
         assert primitive["gantt_object.namespace"] == "gantt"
         back = base.GanttObject.obj_from_primitive(primitive)
         assert type(back) is cls
-        assert _set_fields(back) == _set_fields(obj)
+        want = {k: v for k, v in _set_fields(obj).items()
+                if k not in dropped}
+        assert _set_fields(back) == want
+
+
+#: older versions still spoken, and the fields they do not know
+OLDER = {
+    "ComputeNode": [("1.1", ("numa_cells", "pci_pools")),
+                    ("1.0", ("instance_uuids", "numa_cells", "pci_pools"))],
+    "ProviderUsage": [("1.0", ("changed_at",))],
+    "SchedulerStatistics": [("1.0", ("peer_updates", "peer_lag_p50_ms",
+                                     "peer_lag_p99_ms", "oldest_report_s",
+                                     "min_report_sequence"))],
+}
+
+
+def test_a_1_0_agent_report_reads_as_not_telling_its_instances():
+    primitive = _compute_node().obj_to_primitive(target_version="1.0")
+    node = base.GanttObject.obj_from_primitive(primitive)
+    assert type(node) is compute_node.ComputeNode
+    assert node.instance_uuids is None     # out of the orphan audit
 
 
 @pytest.mark.parametrize("name", ["ComputeNode", "RequestSpec", "Selection"])

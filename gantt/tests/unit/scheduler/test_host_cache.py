@@ -196,7 +196,7 @@ def test_view_taken_before_growth_keeps_consistent_shapes():
 
 @pytest.mark.parametrize("generation, applied, used", [
     (4, False, 3),   # older news: ignored
-    (5, True, 7),    # the same generation again (e.g. a sync): taken
+    (5, False, 3),   # the same generation is the same state: not news
     (6, True, 7),    # newer
 ])
 def test_apply_usage_ignores_an_older_generation(generation, applied, used):

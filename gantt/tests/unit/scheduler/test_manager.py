@@ -692,3 +692,29 @@ def test_reports_the_database_cannot_store_are_rejected(manager, field,
     with pytest.raises(exception.InvalidRequest, match=field[:-1]):
         manager.update_resource_stats(node)
     assert manager.get_host_states() == []
+
+
+def test_a_retried_call_can_reuse_the_room_it_already_holds(manager):
+    manager.update_resource_stats(factories.compute_node_obj(
+        "only", vcpus=2, memory_mb=4096, disk_gb=40))
+    spec = factories.request(factories.flavor(vcpus=2, memory_mb=4096,
+                                              root_gb=40))
+    uuids = factories.uuids(1)
+    first = manager.select_destinations(spec, uuids)
+    # the reply was lost; the conductor asks again for the same instance
+    again = manager.select_destinations(spec, uuids)
+    assert again[0][0].service_host == first[0][0].service_host == "only"
+    assert _hosts_of(manager.db, uuids[0]) == {"only"}
+
+
+def test_a_retried_call_that_fails_leaves_the_instance_unallocated(manager):
+    manager.update_resource_stats(factories.compute_node_obj(
+        "only", vcpus=2, memory_mb=4096, disk_gb=40))
+    uuids = factories.uuids(1)
+    manager.select_destinations(factories.request(factories.flavor(
+        vcpus=1, memory_mb=1024, root_gb=10)), uuids)
+    too_big = factories.request(factories.flavor(vcpus=4, memory_mb=1024,
+                                                 root_gb=10))
+    with pytest.raises(exception.NoValidHost):
+        manager.select_destinations(too_big, uuids)
+    assert _hosts_of(manager.db, uuids[0]) == set()

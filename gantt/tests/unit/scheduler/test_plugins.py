@@ -7,12 +7,22 @@ from gantt.conf import filter_scheduler
 from gantt.scheduler import plugins
 
 ALL_FILTERS = [
+    "AggregateImagePropertiesIsolation", "AggregateInstanceExtraSpecsFilter",
+    "AggregateIoOpsFilter", "AggregateMultiTenancyIsolation",
+    "AggregateNumInstancesFilter", "AggregateTypeAffinityFilter",
     "AllHostsFilter", "AvailabilityZoneFilter", "ComputeCapabilitiesFilter",
-    "ComputeFilter", "DifferentHostFilter", "ResourceFilter",
-    "SameHostFilter", "ServerGroupAffinityFilter",
+    "ComputeFilter", "DifferentHostFilter", "ImagePropertiesFilter",
+    "IoOpsFilter", "IsolatedHostsFilter", "JsonFilter", "MetricsFilter",
+    "NUMATopologyFilter", "NumInstancesFilter", "PciPassthroughFilter",
+    "ResourceFilter", "SameHostFilter", "ServerGroupAffinityFilter",
     "ServerGroupAntiAffinityFilter",
 ]
-ALL_WEIGHERS = ["CPUWeigher", "DiskWeigher", "RAMWeigher"]
+ALL_WEIGHERS = [
+    "BuildFailureWeigher", "CPUWeigher", "CrossCellWeigher", "DiskWeigher",
+    "HypervisorVersionWeigher", "ImagePropertiesWeigher", "IoOpsWeigher",
+    "MetricsWeigher", "NumInstancesWeigher", "PCIWeigher", "RAMWeigher",
+    "ServerGroupSoftAffinityWeigher", "ServerGroupSoftAntiAffinityWeigher",
+]
 
 
 @pytest.mark.parametrize("namespace, names", [

@@ -36,8 +36,8 @@ def test_compute_capabilities(conf, extra_specs, expected):
     flt = compute_capabilities.ComputeCapabilitiesFilter(conf)
     assert flt.applies(request)
     columns, per_host = helpers.both_paths(flt, view, request)
-    # no column form: the runner falls back to host_passes row by row
-    assert columns is None
+    # the column form (one evaluation per distinct value) agrees
+    assert columns == per_host
     assert per_host == [expected, False]
     runner_path = filters.FilterRunner._passes(
         flt, view, request, np.ones(view.n, dtype=bool))

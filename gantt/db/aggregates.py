@@ -1,0 +1,93 @@
+"""Host aggregates in SQL: whole-aggregate replace, delete, load all.
+
+An aggregate is small (a name, a host list, a few metadata keys) and
+changes rarely, so ``save`` rewrites it whole in one transaction; the last
+writer wins, as with Nova's aggregate API.
+"""
+
+from oslo_db import exception as db_exc
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from gantt.db import models
+from gantt.objects import aggregate as aggregate_obj
+
+AGG = models.Aggregate.__table__
+HOSTS = models.AggregateHost.__table__
+META = models.AggregateMetadata.__table__
+
+
+def save(db, aggregate, retries=3):
+    """Create or replace ``aggregate`` (an Aggregate object).
+
+    :returns: True if it was created, False if it replaced one
+    """
+    for _attempt in range(retries):
+        try:
+            with db.begin() as conn:
+                return _save(conn, aggregate)
+        except db_exc.DBDuplicateEntry:
+            # another worker created the same uuid first: replace it
+            continue
+    raise db_exc.DBDuplicateEntry(columns=["uuid"])
+
+
+def _save(conn, aggregate):
+    now = timeutils.utcnow()
+    row = conn.execute(sa.select(AGG.c.id).where(
+        AGG.c.uuid == aggregate.uuid)).first()
+    created = row is None
+    if created:
+        agg_id = conn.execute(AGG.insert().values(
+            uuid=aggregate.uuid, name=aggregate.name,
+            created_at=now)).inserted_primary_key[0]
+    else:
+        agg_id = row.id
+        conn.execute(AGG.update().where(AGG.c.id == agg_id).values(
+            name=aggregate.name, updated_at=now))
+        conn.execute(HOSTS.delete().where(HOSTS.c.aggregate_id == agg_id))
+        conn.execute(META.delete().where(META.c.aggregate_id == agg_id))
+    if aggregate.hosts:
+        conn.execute(HOSTS.insert(), [
+            {"aggregate_id": agg_id, "host": h}
+            for h in sorted(set(aggregate.hosts))])
+    if aggregate.metadata:
+        conn.execute(META.insert(), [
+            {"aggregate_id": agg_id, "key": k, "value": v}
+            for k, v in sorted(aggregate.metadata.items())])
+    return created
+
+
+def delete(db, uuid):
+    """Delete an aggregate; False when there was none."""
+    with db.begin() as conn:
+        row = conn.execute(sa.select(AGG.c.id).where(
+            AGG.c.uuid == uuid)).first()
+        if row is None:
+            return False
+        # NOTE: explicit deletes, not ON DELETE CASCADE, which SQLite
+        # enforces only with foreign keys on
+        conn.execute(HOSTS.delete().where(HOSTS.c.aggregate_id == row.id))
+        conn.execute(META.delete().where(META.c.aggregate_id == row.id))
+        conn.execute(AGG.delete().where(AGG.c.id == row.id))
+        return True
+
+
+def load_all(db):
+    """Every aggregate, as Aggregate objects sorted by name then uuid."""
+    with db.begin() as conn:
+        aggs = {r.id: (r.uuid, r.name) for r in conn.execute(
+            sa.select(AGG.c.id, AGG.c.uuid, AGG.c.name))}
+        hosts = {}
+        for agg_id, host in conn.execute(
+                sa.select(HOSTS.c.aggregate_id, HOSTS.c.host)):
+            hosts.setdefault(agg_id, []).append(host)
+        meta = {}
+        for agg_id, key, value in conn.execute(
+                sa.select(META.c.aggregate_id, META.c.key, META.c.value)):
+            meta.setdefault(agg_id, {})[key] = value
+    out = [aggregate_obj.Aggregate(uuid=uuid, name=name,
+                                   hosts=sorted(hosts.get(agg_id, [])),
+                                   metadata=meta.get(agg_id, {}))
+           for agg_id, (uuid, name) in aggs.items()]
+    return sorted(out, key=lambda a: (a.name, a.uuid))

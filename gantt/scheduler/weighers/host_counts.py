@@ -1,0 +1,30 @@
+"""IoOpsWeigher and NumInstancesWeigher: what a host is already doing.
+
+Raw values are the host's ``num_io_ops`` and ``num_instances``. With the
+defaults IoOps prefers idle hosts (multiplier -1.0) and NumInstances is off
+(0.0); a positive NumInstances multiplier packs, a negative one spreads.
+"""
+
+from gantt.scheduler import weighers
+
+
+class _CountWeigher(weighers.BaseWeigher):
+    column = None
+
+    def weigh_host(self, host, request):
+        return float(getattr(host, self.column))
+
+    def weigh_columns(self, view, request, rows):
+        return view.column(self.column)[rows].astype(float)
+
+
+class IoOpsWeigher(_CountWeigher):
+    name = "IoOpsWeigher"
+    multiplier_option = "io_ops_weight_multiplier"
+    column = "num_io_ops"
+
+
+class NumInstancesWeigher(_CountWeigher):
+    name = "NumInstancesWeigher"
+    multiplier_option = "num_instances_weight_multiplier"
+    column = "num_instances"
