@@ -8,6 +8,7 @@ and the newer of a stored and a cast report wins.
 
 import logging
 import os
+import queue
 import socket
 import threading
 
@@ -31,6 +32,10 @@ class SchedulerWorker(service.ServiceBase):
         self.servers = []
         self._stopping = threading.Event()
         self._sync_thread = None
+        # claims are broadcast from a thread of their own, off the path of
+        # the request that made them
+        self._outbox = queue.Queue()
+        self._sender = None
 
     def start(self):
         conf = self.conf
@@ -52,6 +57,9 @@ class SchedulerWorker(service.ServiceBase):
             self.servers.append(rpc.get_server(
                 cell_transport, target, [endpoint],
                 on_reject=self._rejected))
+        self._sender = threading.Thread(target=self._send_broadcasts,
+                                        daemon=True, name="broadcast")
+        self._sender.start()
         for server in self.servers:
             server.start()
         self.manager.load_cache()
@@ -68,12 +76,27 @@ class SchedulerWorker(service.ServiceBase):
             self._sync_thread.start()
 
     def _broadcast(self, usages):
-        try:
-            self.client.provider_usage_changed(None, usages)
-        except messaging.MessagingException as exc:
-            # peers catch up at the next usage sync; the claim stands
-            LOG.warning("Could not broadcast usage of %d provider(s): %s",
-                        len(usages), exc)
+        """Queue a claim's usage for the peers; the caller does not wait."""
+        self._outbox.put(usages)
+
+    def _send_broadcasts(self):
+        """Publish queued usages, merging what piled up into one cast."""
+        while True:
+            usages = self._outbox.get()
+            if usages is None:
+                return
+            while not self._outbox.empty():
+                more = self._outbox.get_nowait()
+                if more is None:
+                    self._outbox.put(None)
+                    break
+                usages = usages + more
+            try:
+                self.client.provider_usage_changed(None, usages)
+            except messaging.MessagingException as exc:
+                # peers catch up at the next usage sync; the claim stands
+                LOG.warning("Could not broadcast usage of %d provider(s): "
+                            "%s", len(usages), exc)
 
     def _rejected(self, method, reason):
         self.manager.counters.add("messages_rejected")
@@ -94,6 +117,9 @@ class SchedulerWorker(service.ServiceBase):
             server.stop()
         for server in self.servers:
             server.wait()
+        if self._sender is not None:
+            self._outbox.put(None)
+            self._sender.join(10)
         LOG.info("Worker stopped")
 
     def wait(self):

@@ -251,8 +251,9 @@ class SchedulerManager:
             raise
         # alternates are chosen once every instance is claimed, so that they
         # respect the whole request (siblings' usage, the group's new hosts)
-        placed = [self._selections(view, request, cands, c, return_alternates)
-                  for c in claimed]
+        reweigh = len(claimed) > 1 or request.instance_group is not None
+        placed = [self._selections(view, request, cands, c, return_alternates,
+                                   reweigh) for c in claimed]
         self.counters.add("placements", len(placed))
         LOG.info("Placed %d instance(s) in %.1f ms: %s", len(placed),
                  (time.monotonic() - started) * 1000, ", ".join(
@@ -350,23 +351,30 @@ class SchedulerManager:
                     view.consume(old_row, resources)
             if request.instance_group is not None:
                 request.instance_group.hosts[view.hosts[row]] += 1
-            return consumer_uuid, row, weight
+            return consumer_uuid, row, weight, (rows, totals)
         raise exception.NoValidHost(
             reason="claims failed on %d hosts in a row (lost races or "
                    "stale cache); try again" % retries)
 
-    def _selections(self, view, request, cands, claimed, return_alternates):
+    def _selections(self, view, request, cands, claimed, return_alternates,
+                    reweigh):
         """``[claimed, alternates…]`` for one claimed instance."""
-        consumer_uuid, row, weight = claimed
+        consumer_uuid, row, weight, weighed = claimed
         chosen = selections.build(view, row, consumer_uuid,
                                   request.resources, weight, claimed=True)
         count = self.conf.scheduler.max_attempts - 1
         if not return_alternates or count <= 0:
             return [chosen]
-        own = np.zeros(view.n, dtype=bool)
-        own[row] = True
-        outcome = self._filter(view, request, cands, own)
-        rows, totals = self._weigh(view, request, outcome.mask)
+        if reweigh:
+            # siblings' claims and the group's new hosts change what may be
+            # an alternate: filter and weigh again
+            own = np.zeros(view.n, dtype=bool)
+            own[row] = True
+            outcome = self._filter(view, request, cands, own)
+            rows, totals = self._weigh(view, request, outcome.mask)
+        else:
+            # one instance: the weighing it was claimed from still holds
+            rows, totals = weighed
         return [chosen] + [
             selections.build(view, alt, consumer_uuid, request.resources,
                              alt_weight, claimed=False)
@@ -386,7 +394,8 @@ class SchedulerManager:
     def _weigh(self, view, request, mask):
         """The rows of ``mask`` and their total weights (unsorted)."""
         rows = np.flatnonzero(mask)
-        totals, _parts = self.weighers.run(view, request, rows, mask=mask)
+        totals, _parts = self.weighers.run(view, request, rows, mask=mask,
+                                           parts=False)
         return rows, totals
 
     def _pick(self, rows, totals):
@@ -405,8 +414,9 @@ class SchedulerManager:
                 return int(rows[i]), float(totals[i])
         subset = min(fs.host_subset_size, len(rows))
         if len(rows) > subset:
-            kth = np.partition(totals, len(totals) - subset)[
-                len(totals) - subset]
+            # the subset-th best weight (for one host, a plain maximum)
+            kth = totals.max() if subset == 1 else np.partition(
+                totals, len(totals) - subset)[len(totals) - subset]
             better = np.flatnonzero(totals > kth)
             tied = np.flatnonzero(totals == kth)
             need = subset - len(better)
