@@ -1,0 +1,176 @@
+"""Placement over the shared cloud, in-process (reference venv only).
+
+The real Placement WSGI app through ``placement.direct.PlacementDirect``
+(wsgi-intercept: a real requests/keystoneauth client and the full
+middleware stack, no socket), at microversion ``latest``, on a database
+whose schema Placement's own alembic migrations created and whose traits and
+resource classes Placement synced itself.
+
+The cloud is bulk-inserted with SQL into that schema (the HTTP API would
+take several requests per provider): one compute-node provider per host
+with its VCPU / MEMORY_MB / DISK_GB inventory, its traits (disabled hosts
+carry COMPUTE_STATUS_DISABLED, as nova-compute sets it), its zone and rack
+aggregates, and one consumer per running instance with its allocations.
+"""
+
+import datetime
+import logging
+
+import fleet
+import os_resource_classes as orc
+from oslo_config import cfg
+from oslo_policy import opts as policy_opts
+from placement import conf as placement_conf
+from placement import db_api
+from placement import direct
+from placement.db.sqlalchemy import models
+import sqlalchemy as sa
+
+logging.basicConfig(level=logging.WARNING)
+
+RESOURCES = ("VCPU", "MEMORY_MB", "DISK_GB")
+RC_ID = {name: orc.STANDARDS.index(name) for name in RESOURCES}
+
+
+class Populator:
+    """Bulk-inserts hosts of the cloud into Placement's schema."""
+
+    def __init__(self, engine, cloud):
+        self.engine = engine
+        self.cloud = cloud
+        self.t = models.BASE.metadata.tables
+        self.agg_ids = {name: k + 1 for k, name in enumerate(
+            sorted(cloud.aggregates))}
+        self.done = 0
+        t = self.t
+        with engine.begin() as conn:
+            names = set(fleet.COMMON_TRAITS + fleet.OPTIONAL_TRAITS
+                        + (fleet.DISABLED_TRAIT,))
+            self.trait_id = dict(conn.execute(
+                sa.select(t["traits"].c.name, t["traits"].c.id)
+                .where(t["traits"].c.name.in_(names))).all())
+            missing = names - set(self.trait_id)
+            assert not missing, "traits not synced: %s" % missing
+            now = datetime.datetime.utcnow()
+            conn.execute(t["projects"].insert(), [
+                {"id": 1, "external_id": fleet.PROJECT_ID,
+                 "created_at": now}])
+            conn.execute(t["users"].insert(), [
+                {"id": 1, "external_id": fleet.USER_ID, "created_at": now}])
+            ct = conn.execute(sa.select(t["consumer_types"].c.id)).first()
+            self.consumer_type_id = ct[0] if ct else None
+            conn.execute(t["placement_aggregates"].insert(), [
+                {"id": self.agg_ids[name], "uuid": agg["uuid"],
+                 "created_at": now}
+                for name, agg in sorted(cloud.aggregates.items())])
+
+    def grow_to(self, count, batch=2000, progress=None):
+        """Insert the hosts not inserted yet, up to ``count``."""
+        hosts = self.cloud.hosts[:count]
+        for lo in range(self.done, len(hosts), batch):
+            self._insert(hosts[lo:lo + batch])
+            if progress:
+                progress(min(lo + batch, len(hosts)))
+        self.done = len(hosts)
+        if self.engine.dialect.name == "postgresql":
+            # rows were inserted with explicit ids: move the sequences on so
+            # that Placement's own inserts (a new project...) don't collide
+            with self.engine.begin() as conn:
+                for table in ("resource_providers", "placement_aggregates",
+                              "projects", "users"):
+                    conn.execute(sa.text(
+                        "SELECT setval(pg_get_serial_sequence('%s', 'id'), "
+                        "(SELECT max(id) FROM %s))" % (table, table)))
+
+    def _insert(self, hosts):
+        now = datetime.datetime.utcnow()
+        rows = {name: [] for name in (
+            "resource_providers", "inventories", "resource_provider_traits",
+            "resource_provider_aggregates", "consumers", "allocations")}
+        for host in hosts:
+            self._rows(host, now, rows)
+        with self.engine.begin() as conn:
+            for name, values in rows.items():
+                for lo in range(0, len(values), 5000):
+                    conn.execute(self.t[name].insert(), values[lo:lo + 5000])
+
+    def _rows(self, host, now, rows):
+        rp_id = host["index"] + 1
+        rows["resource_providers"].append({
+            "id": rp_id, "uuid": host["uuid"], "name": host["name"],
+            "generation": 1, "root_provider_id": rp_id,
+            "parent_provider_id": None, "created_at": now})
+        for rc, total, reserved, ratio in (
+                ("VCPU", host["vcpus"], 0, fleet.CPU_RATIO),
+                ("MEMORY_MB", host["memory_mb"], fleet.RESERVED_MB,
+                 fleet.RAM_RATIO),
+                ("DISK_GB", host["disk_gb"], 0, fleet.DISK_RATIO)):
+            rows["inventories"].append({
+                "resource_provider_id": rp_id, "resource_class_id": RC_ID[rc],
+                "total": total, "reserved": reserved, "min_unit": 1,
+                "max_unit": total, "step_size": 1, "allocation_ratio": ratio,
+                "created_at": now})
+        rows["resource_provider_traits"] += [
+            {"resource_provider_id": rp_id, "trait_id": self.trait_id[x],
+             "created_at": now} for x in host["traits"]]
+        rows["resource_provider_aggregates"] += [
+            {"resource_provider_id": rp_id,
+             "aggregate_id": self.agg_ids[name], "created_at": now}
+            for name in host["aggregates"]]
+        for consumer, size in self.cloud.instances_of(host):
+            rows["consumers"].append({
+                "uuid": consumer,
+                "project_id": 1, "user_id": 1, "generation": 1,
+                "consumer_type_id": self.consumer_type_id,
+                "created_at": now})
+            for rc, used in zip(RESOURCES, size, strict=True):
+                rows["allocations"].append({
+                    "resource_provider_id": rp_id, "consumer_id": consumer,
+                    "resource_class_id": RC_ID[rc], "used": used,
+                    "created_at": now})
+
+
+def configure(url):
+    """Placement's config and DB engine on ``url``; schema synced."""
+    conf = cfg.ConfigOpts()
+    placement_conf.register_opts(conf)
+    policy_opts.set_defaults(conf)
+    conf.set_override("connection", url, group="placement_database")
+    conf.set_override("sync_on_startup", True, group="placement_database")
+    conf([], project="placement", default_config_files=[])
+    db_api.configure(conf)  # as placement.wsgi.init_application does
+    return conf
+
+
+def client(conf):
+    """A context manager giving a requests-like client of the app."""
+    return direct.PlacementDirect(conf, latest_microversion=True)
+
+
+def engine():
+    return db_api.get_placement_engine()
+
+
+def query(request, limit=1000):
+    """``GET /allocation_candidates`` as nova-scheduler sends it."""
+    f = request["flavor"]
+    disk = f["root_gb"] + f["ephemeral_gb"] + (f["swap"] + 1023) // 1024
+    return ("/allocation_candidates?resources=VCPU:%d,MEMORY_MB:%d,"
+            "DISK_GB:%d&limit=%d&required=!%s" % (
+                f["vcpus"], f["memory_mb"], disk, limit,
+                fleet.DISABLED_TRAIT))
+
+
+def claim_body(provider_uuid, request):
+    f = request["flavor"]
+    return {"allocations": {provider_uuid: {"resources": {
+        "VCPU": f["vcpus"], "MEMORY_MB": f["memory_mb"],
+        "DISK_GB": f["root_gb"]}}},
+        "project_id": fleet.PROJECT_ID, "user_id": fleet.USER_ID,
+        "consumer_generation": None, "consumer_type": "INSTANCE"}
+
+
+def version():
+    from importlib.metadata import version as v
+    return {"openstack-placement": v("openstack-placement"),
+            "SQLAlchemy": v("SQLAlchemy")}
