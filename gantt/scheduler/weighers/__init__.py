@@ -86,14 +86,15 @@ def normalize(values, minval=None, maxval=None, multiplier=1.0):
     """Scale to [0, 1] between ``minval`` and ``maxval`` (the observed
     minimum and maximum when None); all-equal values become all zeros.
     The result is multiplied by ``multiplier`` (a float or an array)."""
-    values = np.asarray(values, dtype=float)
+    if not (isinstance(values, np.ndarray) and values.dtype == np.float64):
+        values = np.asarray(values, dtype=float)
     if values.size == 0:
         return values
     low = values.min() if minval is None else float(minval)
     high = values.max() if maxval is None else float(maxval)
     if high == low:
         return np.zeros_like(values)
-    if np.ndim(multiplier) == 0:
+    if not isinstance(multiplier, np.ndarray):
         out = values - low
         out *= multiplier / (high - low)
         return out
@@ -103,8 +104,15 @@ def normalize(values, minval=None, maxval=None, multiplier=1.0):
     return out
 
 
+def _nonzero(multiplier):
+    if isinstance(multiplier, np.ndarray):
+        return bool(multiplier.any())
+    return multiplier != 0
+
+
 def _clip(weigher, raw):
-    raw = np.asarray(raw, dtype=float)
+    if not (isinstance(raw, np.ndarray) and raw.dtype == np.float64):
+        raw = np.asarray(raw, dtype=float)
     if weigher.minval is not None:
         raw = np.maximum(raw, weigher.minval)
     if weigher.maxval is not None:
@@ -118,10 +126,10 @@ def _extreme(raw, mask, arg, reduce, initial):
     The extreme of every row is found first (cheap); it is the candidates'
     one when a candidate holds it, which is the common case.
     """
-    at = int(arg(raw))
+    at = arg()
     if mask[at]:
         return raw[at]
-    return reduce(raw, where=mask, initial=initial)
+    return reduce(where=mask, initial=initial)
 
 
 #: ``rows`` meaning "every row of the view" (the dense path)
@@ -168,51 +176,67 @@ class WeigherRunner:
         self.weighers = list(weighers)
         self.vectorised = vectorised
 
-    def run(self, view, request, rows, mask=None):
+    def run(self, view, request, rows, mask=None, parts=True):
         """Total weight of each row in ``rows``, and each weigher's part.
 
         :param mask: the candidate rows as a boolean array (optional)
+        :param parts: keep each weigher's part (explain needs them; the
+            scheduler does not, and saves an array per weigher)
         :returns: (totals array, {weigher name: contribution array})
         """
         if self.vectorised and 2 * len(rows) > view.n:
             if mask is None:
                 mask = np.zeros(view.n, dtype=bool)
                 mask[rows] = True
-            return self._dense(view, request, rows, mask)
+            return self._dense(view, request, rows, mask, parts)
         return self._sparse(view, request, rows)
 
-    def _dense(self, view, request, rows, mask):
+    def _dense(self, view, request, rows, mask, keep=True):
         totals = np.zeros(view.n)
+        scratch = None if keep else np.empty(view.n)
         parts = Parts(rows)
         zeros = np.zeros(view.n)        # shared by weighers that add nothing
         zeros.flags.writeable = False
         for weigher in self.weighers:
             if weigher.constant(view, request):
-                parts._full[weigher.name] = zeros
+                if keep:
+                    parts._full[weigher.name] = zeros
                 continue
             multiplier = weigher.multiplier(view, ALL)
+            weighs = _nonzero(multiplier)
             raw = None
-            if np.any(multiplier):
+            if weighs:
                 raw = weigher.weigh_columns(view, request, ALL)
             if raw is None:
-                if np.any(multiplier):
+                if weighs:
                     # a per-host weigher: weigh the candidates only
                     part = self._sparse(view, request, rows, [weigher])[0]
                     full = np.zeros(view.n)
                     full[rows] = part
-                    parts._full[weigher.name] = full
+                    if keep:
+                        parts._full[weigher.name] = full
                     totals += full
-                else:
+                elif keep:
                     parts._full[weigher.name] = zeros
                 continue
             raw = _clip(weigher, raw)
-            low = (_extreme(raw, mask, np.argmin, np.min, np.inf)
+            low = (_extreme(raw, mask, raw.argmin, raw.min, np.inf)
                    if weigher.minval is None else float(weigher.minval))
-            high = (_extreme(raw, mask, np.argmax, np.max, -np.inf)
+            high = (_extreme(raw, mask, raw.argmax, raw.max, -np.inf)
                     if weigher.maxval is None else float(weigher.maxval))
-            part = normalize(raw, low, high, multiplier)
-            parts._full[weigher.name] = part
-            totals += part
+            if keep:
+                part = normalize(raw, low, high, multiplier)
+                parts._full[weigher.name] = part
+                totals += part
+            elif high != low:
+                # the same arithmetic as normalize(), into one buffer
+                np.subtract(raw, low, out=scratch)
+                if isinstance(multiplier, np.ndarray):
+                    scratch /= high - low
+                    scratch *= multiplier
+                else:
+                    scratch *= multiplier / (high - low)
+                totals += scratch
         return totals[rows], parts
 
     def _sparse(self, view, request, rows, weighers=None):

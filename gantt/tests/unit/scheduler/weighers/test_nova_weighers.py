@@ -268,3 +268,18 @@ def test_dense_sparse_and_per_host_runners_agree(conf, rows):
         for name in parts:
             assert np.allclose(parts[name], parts2[name])
             assert len(parts[name]) == len(rows)
+
+
+def test_the_scheduler_s_totals_without_parts_are_the_same(conf):
+    view = _agg_view({"ram_weight_multiplier": "3"})
+    classes = [resources.RAMWeigher, resources.CPUWeigher,
+               host_counts.IoOpsWeigher, build_failure.BuildFailureWeigher]
+    runner = weighers.WeigherRunner([c(conf) for c in classes])
+    rows = np.arange(view.n)
+    mask = np.ones(view.n, dtype=bool)
+    request = helpers.make_request()
+    with_parts, parts = runner.run(view, request, rows, mask=mask)
+    without, no_parts = runner.run(view, request, rows, mask=mask,
+                                   parts=False)
+    assert np.allclose(with_parts, without)
+    assert len(parts) == len(classes) and len(no_parts) == 0
