@@ -105,6 +105,8 @@ class SchedulerWorker(service.ServiceBase):
         while not self._stopping.wait(interval):
             try:
                 self.manager.sync_usage()
+                # a lost aggregates_changed cast is repaired here too
+                self.manager.reload_aggregates()
             except Exception:
                 LOG.exception("Usage sync failed; will retry in %ds",
                               interval)

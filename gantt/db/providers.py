@@ -44,9 +44,13 @@ def _report_row(node, received_at):
         "availability_zone": node.availability_zone,
         "disabled": node.disabled, "report_sequence": node.report_sequence,
         "num_instances": node.num_instances, "num_io_ops": node.num_io_ops,
-        "details": json.dumps({"capabilities": node.capabilities,
-                               "stats": node.stats,
-                               "metrics": node.metrics}),
+        # NUMA cells and PCI pools travel as object primitives: a worker
+        # that starts rebuilds them exactly as the agent sent them
+        "details": json.dumps({
+            "capabilities": node.capabilities, "stats": node.stats,
+            "metrics": node.metrics,
+            "numa_cells": [c.obj_to_primitive() for c in node.numa_cells],
+            "pci_pools": [p.obj_to_primitive() for p in node.pci_pools]}),
         "agent_updated_at": (node.updated_at.replace(tzinfo=None)
                              if node.updated_at else None),
         "instance_uuids": (None if node.instance_uuids is None

@@ -29,6 +29,7 @@ from gantt import exception
 from gantt.db import aggregates as db_aggregates
 from gantt.db import allocations as db_allocations
 from gantt.db import providers as db_providers
+from gantt.objects import base as objects_base
 from gantt.objects import statistics as statistics_obj
 from gantt.objects import usage as usage_obj
 from gantt.scheduler import aggregates
@@ -38,6 +39,8 @@ from gantt.scheduler import explain as explain_mod
 from gantt.scheduler import filters as filters_base
 from gantt.scheduler import host_cache
 from gantt.scheduler import host_view
+from gantt.scheduler import numa as numa_mod
+from gantt.scheduler import pci as pci_mod
 from gantt.scheduler import plugins
 from gantt.scheduler import request as request_mod
 from gantt.scheduler import selections
@@ -659,4 +662,12 @@ def _report_from_row(host):
         received_at=received.replace(
             tzinfo=datetime.timezone.utc).timestamp(),
         instance_uuids=(None if r.get("instance_uuids") is None
-                        else frozenset(json.loads(r["instance_uuids"]))))
+                        else frozenset(json.loads(r["instance_uuids"]))),
+        numa_cells=tuple(
+            numa_mod.HostCell.from_obj(objects_base.GanttObject
+                                       .obj_from_primitive(p))
+            for p in details.get("numa_cells", [])),
+        pci_pools=tuple(
+            pci_mod.Pool.from_obj(objects_base.GanttObject
+                                  .obj_from_primitive(p))
+            for p in details.get("pci_pools", [])))

@@ -718,3 +718,21 @@ def test_a_retried_call_that_fails_leaves_the_instance_unallocated(manager):
     with pytest.raises(exception.NoValidHost):
         manager.select_destinations(too_big, uuids)
     assert _hosts_of(manager.db, uuids[0]) == set()
+
+
+def test_a_restarted_worker_keeps_numa_cells_and_pci_pools(conf, sqlite_db):
+    from gantt.objects import numa
+    from gantt.objects import pci
+    first = manager_mod.SchedulerManager(conf, sqlite_db)
+    first.load_cache()
+    node = factories.compute_node_obj("numa-host")
+    node.numa_cells = [numa.NUMACell(id=0, cpuset=[0, 1], memory_mb=1024)]
+    node.pci_pools = [pci.PciDevicePool(vendor_id="8086", product_id="1520",
+                                        numa_node=0, count=4)]
+    first.update_resource_stats(node)
+    second = manager_mod.SchedulerManager(conf, sqlite_db)
+    second.load_cache()
+    table = second.cache.table
+    row = table.row_by_uuid[node.uuid]
+    assert [c.id for c in table.numa_cells[row]] == [0]
+    assert [p.count for p in table.pci_pools[row]] == [4]
