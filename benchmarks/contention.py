@@ -40,7 +40,9 @@ from gantt.tests.functional import storm  # noqa: E402
 
 FLAVOR = f.flavor("m1", vcpus=2, memory_mb=4096, root_gb=40)
 PER_HOST = 8          # the flavor fits 8 times on a host below
-PLUGINS = ("[filter_scheduler]\nenabled_filters = ComputeFilter,"
+# the prefilled hosts never report again here: keep them up for the run
+PLUGINS = ("[scheduler]\nservice_down_time = 3600\n"
+           "[filter_scheduler]\nenabled_filters = ComputeFilter,"
            "ResourceFilter\nenabled_weighers = RAMWeigher\n"
            "host_subset_size = %d\n")
 
