@@ -29,29 +29,6 @@ _INITIAL_ROWS = 64
 _INITIAL_COLS = 8
 
 
-class _Index:
-    """A growing name -> column number map."""
-
-    def __init__(self, names=()):
-        self.by_name = {}
-        self.names = []
-        for name in names:
-            self.add(name)
-
-    def add(self, name):
-        col = self.by_name.get(name)
-        if col is None:
-            col = self.by_name[name] = len(self.names)
-            self.names.append(name)
-        return col
-
-    def get(self, name):
-        return self.by_name.get(name)
-
-    def __len__(self):
-        return len(self.names)
-
-
 def _grow(array, rows, cols=None):
     """A copy of ``array`` padded to ``rows`` (x ``cols``) with 0 or None."""
     shape = (rows,) if array.ndim == 1 else (rows, cols)
@@ -77,11 +54,11 @@ class HostTable:
     """
 
     n: int
-    resource_classes: _Index
-    traits_index: _Index
-    aggregates_index: _Index
-    zones_index: _Index
-    cells_index: _Index
+    resource_classes: columns_mod.KeyIndex
+    traits_index: columns_mod.KeyIndex
+    aggregates_index: columns_mod.KeyIndex
+    zones_index: columns_mod.KeyIndex
+    cells_index: columns_mod.KeyIndex
     # identity
     uuids: np.ndarray          # object
     hosts: np.ndarray          # object
@@ -149,9 +126,11 @@ class HostTable:
 
         return cls(
             n=0,
-            resource_classes=_Index(), traits_index=_Index(),
-            aggregates_index=_Index(), zones_index=_Index(),
-            cells_index=_Index(),
+            resource_classes=columns_mod.KeyIndex(),
+            traits_index=columns_mod.KeyIndex(),
+            aggregates_index=columns_mod.KeyIndex(),
+            zones_index=columns_mod.KeyIndex(),
+            cells_index=columns_mod.KeyIndex(),
             uuids=obj(), hosts=obj(), nodenames=obj(),
             cell=np.full(rows, -1, dtype=np.int32),
             zone=np.full(rows, -1, dtype=np.int32),
@@ -213,8 +192,8 @@ class HostTable:
                 value = grown
             elif isinstance(value, list):
                 value = value + [None] * (rows - len(value))
-            elif isinstance(value, _Index):
-                value = _Index(value.names)
+            elif isinstance(value, columns_mod.KeyIndex):
+                value = columns_mod.KeyIndex(value.names)
             elif isinstance(value, dict):
                 value = {k: (list(v) if isinstance(v, list) else v)
                          for k, v in value.items()}
