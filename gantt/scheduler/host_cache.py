@@ -362,6 +362,23 @@ class HostStateCache:
             self.table = table
             return True
 
+    def presize(self, rows, resource_classes, traits, aggregates):
+        """Grow the table once to hold what a bulk load will bring.
+
+        Loading 100k hosts row by row would double the table (and copy it)
+        a dozen times; sizing it up front copies it at most once.
+        """
+        with self._lock:
+            table = self.table
+            wanted = (_room(table.row_capacity, rows),
+                      _room(table.total.shape[1], resource_classes),
+                      _room(table.traits.shape[1], traits),
+                      _room(table.aggregates.shape[1], aggregates))
+            if wanted != (table.row_capacity, table.total.shape[1],
+                          table.traits.shape[1],
+                          table.aggregates.shape[1]):
+                self.table = table.grown(*wanted)
+
     def _make_room(self, table, report, new_row):
         """Return ``table``, or a grown copy if the report does not fit."""
         wanted = (

@@ -136,6 +136,11 @@ class SchedulerManager:
         # aggregates first: hosts they name join them as they are loaded
         self.reload_aggregates()
         stored = db_providers.load_hosts(self.db)
+        self.cache.presize(
+            len(stored),
+            len({rc for h in stored for rc in h.inventories}),
+            len({t for h in stored for t in h.traits}),
+            len({a for h in stored for a in h.aggregates}))
         for host in stored:
             report = _report_from_row(host)
             self.cache.apply_report(report, persisted=True)
