@@ -70,6 +70,12 @@ class ProviderNotFound(GanttException):
     code = "gantt.provider_not_found"
 
 
+class ProviderInUse(GanttException):
+    msg_fmt = ("Resource provider %(uuid)s cannot be deleted: %(consumers)d "
+               "consumer(s) hold allocations on it")
+    code = "gantt.provider_in_use"
+
+
 class ConfigurationError(GanttException):
     msg_fmt = "Configuration error: %(reason)s"
     code = "gantt.configuration_error"

@@ -105,8 +105,10 @@ class SchedulerWorker(service.ServiceBase):
         while not self._stopping.wait(interval):
             try:
                 self.manager.sync_usage()
-                # a lost aggregates_changed cast is repaired here too
+                # lost aggregates_changed / providers_changed casts are
+                # repaired here too
                 self.manager.reload_aggregates()
+                self.manager.reload_providers()
             except Exception:
                 LOG.exception("Usage sync failed; will retry in %ds",
                               interval)

@@ -68,19 +68,39 @@ def claim(conn, consumer_uuid, allocations, *, project_id=None,
     :raises: ProviderNotFound, CapacityExceeded, GroupPolicyViolation,
         ClaimConflict
     """
+    return _claim(conn, consumer_uuid, allocations, project_id=project_id,
+                  user_id=user_id, group=group)
+
+
+def _claim(conn, consumer_uuid, allocations, *, project_id=None,
+           user_id=None, group=None, migration_uuid=None):
+    """The claim; with ``migration_uuid`` (a move, see gantt.db.moves),
+    what the consumer holds passes to the migration consumer instead of
+    being freed, unless the migration holds something already."""
+    # generations first: on PostgreSQL (read committed) every statement
+    # sees a newer state, and the final compare-and-swap only catches
+    # changes made after the generation it compares with was read
     consumer_seen = _consumer_generation(conn, consumer_uuid)
+    heir = None
+    if migration_uuid is not None:
+        heir = (migration_uuid, _consumer_generation(conn, migration_uuid))
     providers = _providers_by_uuid(conn, allocations)
     previous = _consumer_allocations(conn, consumer_uuid)
+    if heir is not None and (not previous or _consumer_allocations(
+            conn, migration_uuid)):
+        heir = None    # nothing to hand over, or handed over already
     seen = dict(providers)  # uuid -> (id, generation)
-    seen.update(_providers_by_id(conn, set(previous) - {
-        rp_id for rp_id, _ in providers.values()}))
+    if heir is None:
+        seen.update(_providers_by_id(conn, set(previous) - {
+            rp_id for rp_id, _ in providers.values()}))
     group_generation = None
     if group is not None:
         group_generation = _check_group(conn, consumer_uuid, providers,
                                         group)
     ids = {rp_id for rp_id, _ in seen.values()}
     inventory = _inventories(conn, ids)
-    usage = _usage_without(conn, ids, consumer_uuid)
+    # a hand-over keeps what the consumer held counted (as the migration's)
+    usage = _usage_without(conn, ids, consumer_uuid if heir is None else None)
     for uuid, resources in allocations.items():
         rp_id = providers[uuid][0]
         for rc, amount in resources.items():
@@ -97,16 +117,32 @@ def claim(conn, consumer_uuid, allocations, *, project_id=None,
     if group is not None:
         _bump_group(conn, group.uuid, group_generation, consumer_uuid)
     now = timeutils.utcnow()
-    _write_consumer(conn, consumer_uuid, consumer_seen, project_id, user_id,
-                    group.uuid if group else None, now)
-    conn.execute(ALLOC.delete().where(ALLOC.c.consumer_uuid == consumer_uuid))
-    conn.execute(ALLOC.insert(), [
-        {"resource_provider_id": providers[uuid][0],
-         "consumer_uuid": consumer_uuid, "resource_class": rc,
-         "used": amount, "created_at": now}
-        for uuid, resources in allocations.items()
-        for rc, amount in resources.items()])
+    # consumers in uuid order, so that two moves lock them alike
+    writes = [(consumer_uuid, consumer_seen, group.uuid if group else None)]
+    if heir is not None:
+        writes.append(heir + (None,))
+    for uuid, generation, group_uuid in sorted(writes):
+        _write_consumer(conn, uuid, generation, project_id, user_id,
+                        group_uuid, now)
+    if heir is None:
+        conn.execute(ALLOC.delete().where(
+            ALLOC.c.consumer_uuid == consumer_uuid))
+    else:
+        conn.execute(ALLOC.update().where(
+            ALLOC.c.consumer_uuid == consumer_uuid).values(
+            consumer_uuid=migration_uuid))
+    _insert_allocations(conn, consumer_uuid, providers, allocations, now)
     return states
+
+
+def _insert_allocations(conn, consumer_uuid, providers, allocations, now):
+    rows = [{"resource_provider_id": providers[uuid][0],
+             "consumer_uuid": consumer_uuid, "resource_class": rc,
+             "used": amount, "created_at": now}
+            for uuid, resources in allocations.items()
+            for rc, amount in resources.items()]
+    if rows:
+        conn.execute(ALLOC.insert(), rows)
 
 
 def release(conn, consumer_uuid):
@@ -284,13 +320,18 @@ def _check_group(conn, consumer_uuid, providers, group):
     :returns: the group row's generation, for the final compare-and-swap
     """
     generation = _group_generation(conn, group)
+    # hosts are the roots with a host report: a standalone provider (a
+    # storage pool every member may share) is no host of the policy
     target_roots = {r.root_provider_id for r in conn.execute(
-        sa.select(RP.c.root_provider_id).where(
-            RP.c.id.in_([rp_id for rp_id, _ in providers.values()])))}
+        sa.select(RP.c.root_provider_id)
+        .join(REPORTS, REPORTS.c.resource_provider_id == RP.c.root_provider_id)
+        .where(RP.c.id.in_([rp_id for rp_id, _ in providers.values()])))}
     members = collections.Counter()
     for root, count in conn.execute(
             sa.select(RP.c.root_provider_id,
                       sa.func.count(sa.distinct(ALLOC.c.consumer_uuid)))
+            .join(REPORTS,
+                  REPORTS.c.resource_provider_id == RP.c.root_provider_id)
             .join(ALLOC, ALLOC.c.resource_provider_id == RP.c.id)
             .join(CONSUMERS, CONSUMERS.c.uuid == ALLOC.c.consumer_uuid)
             .where(CONSUMERS.c.instance_group_uuid == group.uuid)

@@ -132,6 +132,23 @@ class HostReport(Base):
     received_at = sa.Column(sa.DateTime, nullable=False)
 
 
+class ProviderReport(Base):
+    """The latest report of one standalone provider (its own tree root).
+
+    Standalone providers (a storage pool shared through an aggregate, for
+    example) belong to no compute node; the service owning one reports it
+    with a growing ``report_sequence``, as agents do for their hosts.
+    """
+
+    __tablename__ = "provider_reports"
+
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey("resource_providers.id", ondelete="CASCADE"),
+        primary_key=True)
+    report_sequence = sa.Column(sa.BigInteger, nullable=False)
+    received_at = sa.Column(sa.DateTime, nullable=False)
+
+
 class InstanceGroup(Base):
     __tablename__ = "instance_groups"
     __table_args__ = (

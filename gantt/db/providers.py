@@ -1,12 +1,32 @@
-"""Host reports in SQL: idempotent upserts guarded by report_sequence."""
+"""Provider trees in SQL: idempotent upserts guarded by report_sequence.
 
+A compute node is the root of a provider tree; its children (NUMA cells,
+physical functions, GPUs…) arrive in the same report and are stored with
+``root_provider_id`` set to the node's row. A standalone provider (a
+shared storage pool, for example) is its own root, reported on its own
+(``save_provider``) and marked by a ``provider_reports`` row instead of a
+``host_reports`` one.
+
+Locking: once a report has won its sequence guard, the rows of every
+provider of its tree are locked (``SELECT … FOR UPDATE``) before their
+usage is read. A claim compares-and-swaps a provider's generation before it
+writes allocations, so a claim that has not swapped yet waits on that lock
+and then fails if the save bumped the generation, and one that has swapped
+already has committed when the save reads the usage. MariaDB's
+repeatable-read snapshot is older than those locks, so every read after
+them is a locking read too (it sees the latest committed rows).
+"""
+
+import collections
 import dataclasses
 import json
 
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
+from oslo_utils import uuidutils
 import sqlalchemy as sa
 
+from gantt import exception
 from gantt.db import models
 
 RP = models.ResourceProvider.__table__
@@ -15,6 +35,13 @@ ALLOC = models.Allocation.__table__
 TRAITS = models.ProviderTrait.__table__
 AGGS = models.ProviderAggregate.__table__
 REPORTS = models.HostReport.__table__
+PROVIDER_REPORTS = models.ProviderReport.__table__
+
+#: the reason given for a provider that left its report but stays
+HAS_ALLOCATIONS = "provider has allocations"
+
+_INVENTORY_FIELDS = ("total", "reserved", "min_unit", "max_unit",
+                     "step_size", "allocation_ratio")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,12 +49,51 @@ class SaveResult:
     """What happened to one report in the database."""
 
     applied: bool          # False: an equal or newer report was there first
-    generation: int | None
-    # classes whose new inventory was refused because usage exceeds it
+    # every provider of the tree after the save: uuid -> generation
+    generations: dict = dataclasses.field(default_factory=dict)
+    # what was not taken: provider uuid -> {class or "provider": reason}
     refused: dict = dataclasses.field(default_factory=dict)
     # what the database holds when it differs from the report (refused
-    # classes, or a race lost to a newer report): class -> inventory tuple
+    # classes or providers, or a race lost to a newer report):
+    # provider uuid -> {class: inventory tuple}
     stored_inventories: dict | None = None
+    root_uuid: str | None = None
+
+    @property
+    def generation(self):
+        """The root provider's generation (None if unknown)."""
+        return self.generations.get(self.root_uuid)
+
+
+@dataclasses.dataclass
+class StoredProvider:
+    """A child or standalone provider as read back from the database."""
+
+    uuid: str
+    name: str
+    parent_uuid: str | None
+    generation: int
+    inventories: dict = dataclasses.field(default_factory=dict)
+    traits: set = dataclasses.field(default_factory=set)
+    aggregates: set = dataclasses.field(default_factory=set)
+    usage: dict = dataclasses.field(default_factory=dict)
+    # standalone providers only: the sequence of their stored report
+    report_sequence: int | None = None
+
+
+@dataclasses.dataclass
+class StoredHost:
+    """One host as read back from the database at worker start."""
+
+    uuid: str
+    generation: int
+    report: dict
+    inventories: dict = dataclasses.field(default_factory=dict)
+    traits: set = dataclasses.field(default_factory=set)
+    aggregates: set = dataclasses.field(default_factory=set)
+    usage: dict = dataclasses.field(default_factory=dict)
+    # the rest of its provider tree, parents before children
+    children: list = dataclasses.field(default_factory=list)
 
 
 def _inventory_row(inv):
@@ -35,6 +101,14 @@ def _inventory_row(inv):
             "reserved": inv.reserved, "min_unit": inv.min_unit,
             "max_unit": inv.max_unit, "step_size": inv.step_size,
             "allocation_ratio": inv.allocation_ratio}
+
+
+def _inventory_tuple(row):
+    """An inventory as a tuple, from a table row or an _inventory_row."""
+    if isinstance(row, dict):
+        return tuple(row[k] for k in _INVENTORY_FIELDS)
+    return (row.total, row.reserved, row.min_unit, row.max_unit,
+            row.step_size, row.allocation_ratio)
 
 
 def _report_row(node, received_at):
@@ -59,86 +133,356 @@ def _report_row(node, received_at):
     }
 
 
-def save_report(db, node, received_at=None):
-    """Persist ``node`` unless an equal or newer report is already stored.
+# -- validation (before any SQL) ----------------------------------------------
+
+
+def _invalid(reason):
+    return exception.InvalidRequest(reason=reason)
+
+
+def _validate_provider(provider, what):
+    """What the tables cannot store, or would store ambiguously."""
+    name = getattr(provider, "name", None)
+    if name is not None and not 0 < len(name) <= 200:
+        raise _invalid("%s: name must be 1 to 200 characters" % what)
+    seen = set()
+    for inv in provider.inventories:
+        rc = inv.resource_class
+        if not 0 < len(rc) <= 255:
+            raise _invalid("%s: bad resource class %r" % (what, rc))
+        if rc in seen:
+            raise _invalid("%s: resource class %s reported twice"
+                           % (what, rc))
+        seen.add(rc)
+    for trait in provider.traits:
+        if not 0 < len(trait) <= 255:
+            raise _invalid("%s: bad trait %r" % (what, trait))
+    for agg in provider.aggregates:
+        if not uuidutils.is_uuid_like(agg):
+            raise _invalid("%s: aggregate %r is not a uuid" % (what, agg))
+
+
+def tree_order(root_uuid, children):
+    """``children`` ordered parents first; InvalidRequest for a bad tree.
+
+    Each child's ``parent_provider_uuid`` must be ``root_uuid`` or the uuid
+    of another child of the same report; uuids must be unique and the
+    parent links must not form a cycle.
+    """
+    by_uuid = {}
+    for child in children:
+        if child.uuid == root_uuid or child.uuid in by_uuid:
+            raise _invalid("resource provider %s appears twice in the tree "
+                           "of %s" % (child.uuid, root_uuid))
+        by_uuid[child.uuid] = child
+    kids = collections.defaultdict(list)
+    for child in children:
+        parent = child.parent_provider_uuid
+        if parent != root_uuid and parent not in by_uuid:
+            raise _invalid("resource provider %s: parent %s is not in the "
+                           "tree of %s" % (child.uuid, parent, root_uuid))
+        kids[parent].append(child)
+    ordered = []
+    queue = collections.deque([root_uuid])
+    while queue:
+        for child in kids.pop(queue.popleft(), ()):
+            ordered.append(child)
+            queue.append(child.uuid)
+    if len(ordered) != len(children):
+        loop = sorted(set(by_uuid) - {c.uuid for c in ordered})
+        raise _invalid("resource providers %s of the tree of %s form a "
+                       "cycle" % (", ".join(loop), root_uuid))
+    for child in ordered:
+        _validate_provider(child, "resource provider %s" % child.uuid)
+    return ordered
+
+
+# -- compute node reports -----------------------------------------------------
+
+
+def save_report(db, node, received_at=None, force=False):
+    """Persist ``node`` and its provider tree unless an equal or newer
+    report is already stored.
 
     Every worker receives every report (fanout), so several workers race
     to store the same one: the conditional UPDATE on ``report_sequence``
     lets exactly one of them write, and the others return ``applied=False``.
 
+    :param force: take inventory cuts below what is allocated (otherwise
+        such a class keeps its stored inventory and is listed as refused)
     :returns: :class:`SaveResult`
+    :raises: InvalidRequest (nothing stored) for a malformed tree, or a
+        provider uuid that already belongs elsewhere
     """
     received_at = received_at or timeutils.utcnow()
+    children = tree_order(node.uuid, node.child_providers)
     try:
         with db.begin() as conn:
-            row = conn.execute(
-                sa.select(RP.c.id, RP.c.generation).where(
-                    RP.c.uuid == node.uuid)).first()
-            if row is None:
-                return _insert(conn, node, received_at)
-            won = conn.execute(
-                REPORTS.update()
-                .where(REPORTS.c.resource_provider_id == row.id)
-                .where(REPORTS.c.report_sequence < node.report_sequence)
-                .values(**_report_row(node, received_at))).rowcount
-            if not won:
-                return SaveResult(applied=False, generation=row.generation,
-                                  stored_inventories=_stored(conn, row.id))
-            refused = _replace_inventory(conn, row.id, node.inventories)
-            changed = _replace_set(conn, TRAITS, "trait", row.id, node.traits)
-            changed |= _replace_set(conn, AGGS, "aggregate_uuid", row.id,
-                                    node.aggregates)
-            generation = row.generation
-            # bump when the inventory (refused is not None) or a set changed
-            if refused is not None or changed:
-                generation += 1
-                conn.execute(RP.update().where(RP.c.id == row.id).values(
-                    generation=RP.c.generation + 1,
-                    updated_at=received_at))
-            return SaveResult(
-                applied=True, generation=generation, refused=refused or {},
-                stored_inventories=_stored(conn, row.id) if refused else None)
+            return _save_tree(conn, node, children, received_at, force)
     except db_exc.DBDuplicateEntry:
         pass
-    # another worker inserted this new host at the same moment
+    # another worker inserted this new host (or one of its providers) at
+    # the same moment: try once more, now that its rows are committed
     with db.begin() as conn:
-        rp_id = conn.execute(sa.select(RP.c.id).where(
-            RP.c.uuid == node.uuid)).scalar_one()
-        return SaveResult(applied=False, generation=None,
-                          stored_inventories=_stored(conn, rp_id))
+        return _save_tree(conn, node, children, received_at, force)
 
 
-def _stored(conn, rp_id):
-    """The provider's inventory as committed now (a locking read, so that
-    MariaDB's repeatable-read snapshot cannot hide a concurrent winner)."""
-    rows = conn.execute(sa.select(INV).where(
-        INV.c.resource_provider_id == rp_id).with_for_update(read=True))
-    return {r.resource_class: (r.total, r.reserved, r.min_unit, r.max_unit,
-                               r.step_size, r.allocation_ratio)
-            for r in rows}
+def _save_tree(conn, node, children, received_at, force):
+    row = conn.execute(
+        sa.select(RP.c.id, RP.c.root_provider_id,
+                  REPORTS.c.resource_provider_id.label("report_id"))
+        .outerjoin(REPORTS, REPORTS.c.resource_provider_id == RP.c.id)
+        .where(RP.c.uuid == node.uuid)).first()
+    if row is None:
+        return _insert_tree(conn, node, children, received_at)
+    if row.report_id is None:
+        raise _invalid("resource provider %s is not a compute node but %s"
+                       % (node.uuid, _role(row)))
+    won = conn.execute(
+        REPORTS.update()
+        .where(REPORTS.c.resource_provider_id == row.id)
+        .where(REPORTS.c.report_sequence < node.report_sequence)
+        .values(**_report_row(node, received_at))).rowcount
+    writer = _TreeWriter(conn, row.id, node.uuid, received_at, force)
+    if not won:
+        return writer.lost()
+    writer.lock([c.uuid for c in children])
+    writer.check_owners(children)
+    writer.upsert(node, None, node.nodename)
+    for child in children:
+        writer.upsert(child, child.parent_provider_uuid, child.name)
+    writer.remove_others()
+    return writer.apply()
 
 
-def _insert(conn, node, received_at):
-    rp_id = conn.execute(RP.insert().values(
-        uuid=node.uuid, name=node.nodename, generation=0,
-        created_at=received_at)).inserted_primary_key[0]
-    conn.execute(RP.update().where(RP.c.id == rp_id).values(
-        root_provider_id=rp_id))
+def _role(row):
+    if row.root_provider_id != row.id:
+        return "a child in another provider tree"
+    return "a standalone provider"
+
+
+def _insert_tree(conn, node, children, received_at):
+    # the root first: if another worker stored this host meanwhile, its
+    # unique key stops this insert (and save_report tries again) before
+    # its children could look like another tree's
+    root_id = _insert_provider(conn, node.uuid, node.nodename, None,
+                               received_at)
+    known = conn.execute(sa.select(RP.c.uuid).where(
+        RP.c.uuid.in_([c.uuid for c in children]))).scalars().all()
+    if known:
+        raise _invalid("resource provider %s already belongs to another "
+                       "provider tree" % sorted(known)[0])
     conn.execute(REPORTS.insert().values(
-        resource_provider_id=rp_id, **_report_row(node, received_at)))
-    if node.inventories:
-        conn.execute(INV.insert(), [
-            dict(_inventory_row(inv), resource_provider_id=rp_id)
-            for inv in node.inventories])
-    if node.traits:
-        conn.execute(TRAITS.insert(), [
-            {"resource_provider_id": rp_id, "trait": t}
-            for t in set(node.traits)])
-    if node.aggregates:
-        conn.execute(AGGS.insert(), [
-            {"resource_provider_id": rp_id, "aggregate_uuid": a}
-            for a in set(node.aggregates)])
-    return SaveResult(applied=True, generation=0)
+        resource_provider_id=root_id, **_report_row(node, received_at)))
+    ids = {node.uuid: root_id}
+    entries = [(root_id, node)]
+    for child in children:
+        ids[child.uuid] = _insert_provider(
+            conn, child.uuid, child.name, (root_id,
+                                           ids[child.parent_provider_uuid]),
+            received_at)
+        entries.append((ids[child.uuid], child))
+    _insert_contents(conn, entries)
+    return SaveResult(applied=True, generations=dict.fromkeys(ids, 0),
+                      root_uuid=node.uuid)
+
+
+def _insert_provider(conn, uuid, name, parentage, received_at):
+    """Insert one provider row; ``parentage``: (root id, parent id), or
+    None for a root (which then points at itself)."""
+    root_id, parent_id = parentage or (None, None)
+    rp_id = conn.execute(RP.insert().values(
+        uuid=uuid, name=name, generation=0, root_provider_id=root_id,
+        parent_provider_id=parent_id,
+        created_at=received_at)).inserted_primary_key[0]
+    if parentage is None:
+        conn.execute(RP.update().where(RP.c.id == rp_id).values(
+            root_provider_id=rp_id))
+    return rp_id
+
+
+def _insert_contents(conn, entries):
+    """Inventories, traits and aggregates of new providers, set-wise."""
+    inventories = [dict(_inventory_row(inv), resource_provider_id=rp_id)
+                   for rp_id, p in entries for inv in p.inventories]
+    traits = [{"resource_provider_id": rp_id, "trait": t}
+              for rp_id, p in entries for t in sorted(set(p.traits))]
+    aggs = [{"resource_provider_id": rp_id, "aggregate_uuid": a}
+            for rp_id, p in entries for a in sorted(set(p.aggregates))]
+    for table, rows in ((INV, inventories), (TRAITS, traits),
+                        (AGGS, aggs)):
+        if rows:
+            conn.execute(table.insert(), rows)
+
+
+class _TreeWriter:
+    """Brings the stored rows of one provider tree to a report's state.
+
+    ``lock`` reads (and locks) the providers of the tree, ``upsert`` each
+    reported provider (the root first, then parents before children), then
+    ``remove_others`` and ``apply`` write the inventories, traits and
+    aggregates and bump the generation of every provider that changed.
+    """
+
+    def __init__(self, conn, root_id, root_uuid, received_at, force):
+        self.conn = conn
+        self.root_id = root_id
+        self.root_uuid = root_uuid
+        self.received_at = received_at
+        self.force = force
+        self.rows = {}          # uuid -> locked row, this tree's only
+        self.foreign = {}       # uuid -> locked row of another tree
+        self.ids = {}           # uuid -> id, for the providers reported
+        self.wanted = {}        # id -> the reported provider (or node)
+        self.new = set()        # ids inserted by this save
+        self.changed = set()    # ids whose generation must move
+        self.refused = collections.defaultdict(dict)
+
+    def lock(self, child_uuids, shared=False):
+        """Read and lock the tree's providers and those named
+        ``child_uuids``; ``shared``: only against writers."""
+        query = sa.select(RP.c.id, RP.c.uuid, RP.c.generation, RP.c.name,
+                          RP.c.root_provider_id, RP.c.parent_provider_id)
+        where = RP.c.root_provider_id == self.root_id
+        if child_uuids:
+            where = sa.or_(where, RP.c.uuid.in_(child_uuids))
+        for row in self.conn.execute(
+                query.where(where).order_by(RP.c.id)
+                .with_for_update(read=shared)):
+            if row.root_provider_id == self.root_id:
+                self.rows[row.uuid] = row
+            else:
+                self.foreign[row.uuid] = row
+
+    def lost(self):
+        """The result of a report that lost to an equal or newer one:
+        what the winner stored."""
+        self.lock([], shared=True)
+        by_id = {r.id: r.uuid for r in self.rows.values()}
+        return SaveResult(
+            applied=False,
+            generations={r.uuid: r.generation for r in self.rows.values()},
+            stored_inventories=_stored(self.conn, by_id),
+            root_uuid=self.root_uuid)
+
+    def check_owners(self, children):
+        for child in children:
+            row = self.foreign.get(child.uuid)
+            if row is not None:
+                raise _invalid("resource provider %s is already %s"
+                               % (child.uuid, _role(row)))
+
+    def upsert(self, provider, parent_uuid, name):
+        row = self.rows.get(provider.uuid)
+        parent_id = None if parent_uuid is None else self.ids[parent_uuid]
+        if row is None:
+            rp_id = _insert_provider(self.conn, provider.uuid, name,
+                                     (self.root_id, parent_id),
+                                     self.received_at)
+            self.new.add(rp_id)
+        else:
+            rp_id = row.id
+            if parent_uuid is not None and row.parent_provider_id != (
+                    parent_id):
+                self.changed.add(rp_id)
+            if row.name != name or rp_id in self.changed:
+                self.conn.execute(RP.update().where(RP.c.id == rp_id).values(
+                    name=name, parent_provider_id=(
+                        parent_id if parent_uuid else None)))
+        self.ids[provider.uuid] = rp_id
+        self.wanted[rp_id] = provider
+
+    def remove_others(self):
+        """Delete the providers the report no longer names, but those that
+        hold allocations (and their ancestors): they stay, refused."""
+        gone = {r.id: r for uuid, r in self.rows.items()
+                if uuid not in self.ids}
+        if not gone:
+            return
+        holders = {rp for rp, used in _usage(self.conn, gone).items()
+                   if used}
+        keep = set()
+        for rp_id in holders:
+            self.refused[gone[rp_id].uuid]["provider"] = HAS_ALLOCATIONS
+            parent = gone[rp_id].parent_provider_id
+            while parent in gone and parent not in keep | holders:
+                keep.add(parent)
+                self.refused[gone[parent].uuid]["provider"] = (
+                    "child provider %s has allocations" % gone[rp_id].uuid)
+                parent = gone[parent].parent_provider_id
+        doomed = sorted(set(gone) - holders - keep)
+        if doomed:
+            self.conn.execute(RP.delete().where(RP.c.id.in_(doomed)))
+            for rp_id in doomed:
+                del self.rows[gone[rp_id].uuid]
+
+    def apply(self):
+        existing = {rp_id: p for rp_id, p in self.wanted.items()
+                    if rp_id not in self.new}
+        _insert_contents(self.conn, [
+            (rp_id, p) for rp_id, p in self.wanted.items()
+            if rp_id in self.new])
+        uuids = {rp_id: p.uuid for rp_id, p in existing.items()}
+        for rp_id, (written, refused) in _replace_inventories(
+                self.conn, existing, self.force).items():
+            if written:
+                self.changed.add(rp_id)
+            if refused:
+                self.refused[uuids[rp_id]].update(refused)
+        for table, column, attr in ((TRAITS, "trait", "traits"),
+                                    (AGGS, "aggregate_uuid", "aggregates")):
+            self.changed |= _replace_sets(self.conn, table, column, {
+                rp_id: getattr(p, attr) for rp_id, p in existing.items()})
+        if self.changed:
+            self.conn.execute(
+                RP.update().where(RP.c.id.in_(sorted(self.changed)))
+                .values(generation=RP.c.generation + 1,
+                        updated_at=self.received_at))
+        return self._result()
+
+    def _result(self):
+        generations = {r.uuid: r.generation + (r.id in self.changed)
+                       for r in self.rows.values()}
+        generations.update({p.uuid: 0 for rp_id, p in self.wanted.items()
+                            if rp_id in self.new})
+        stored = None
+        if self.refused:
+            by_id = {r.id: r.uuid for r in self.rows.values()
+                     if r.uuid in self.refused}
+            stored = _stored(self.conn, by_id)
+        return SaveResult(applied=True, generations=generations,
+                          refused={u: dict(r)
+                                   for u, r in self.refused.items()},
+                          stored_inventories=stored,
+                          root_uuid=self.root_uuid)
+
+
+def _stored(conn, uuids_by_id):
+    """``{uuid: {class: inventory tuple}}`` as committed now, for the
+    providers of ``uuids_by_id`` (a locking read, so that MariaDB's
+    repeatable-read snapshot cannot hide a concurrent winner)."""
+    stored = {uuid: {} for uuid in uuids_by_id.values()}
+    if uuids_by_id:
+        for r in conn.execute(sa.select(INV).where(
+                INV.c.resource_provider_id.in_(sorted(uuids_by_id)))
+                .with_for_update(read=True)):
+            stored[uuids_by_id[r.resource_provider_id]][
+                r.resource_class] = _inventory_tuple(r)
+    return stored
+
+
+def _usage(conn, rp_ids):
+    """``{rp_id: {class: used}}``, read with a lock (see the module doc);
+    summed here because PostgreSQL refuses FOR SHARE with GROUP BY."""
+    usage = {rp: collections.Counter() for rp in rp_ids}
+    if rp_ids:
+        for rp_id, rc, used in conn.execute(
+                sa.select(ALLOC.c.resource_provider_id,
+                          ALLOC.c.resource_class, ALLOC.c.used)
+                .where(ALLOC.c.resource_provider_id.in_(sorted(rp_ids)))
+                .with_for_update(read=True)):
+            usage[rp_id][rc] += int(used)
+    return {rp: dict(used) for rp, used in usage.items()}
 
 
 def provider_usage(conn, rp_ids):
@@ -154,27 +498,45 @@ def provider_usage(conn, rp_ids):
     return usage
 
 
-def _replace_inventory(conn, rp_id, inventories):
-    """Make the stored inventory equal to ``inventories``.
+def _replace_inventories(conn, providers, force):
+    """Make each provider's stored inventory equal to its report's.
 
     A class whose new capacity would be below what is already allocated
     keeps its old inventory (Placement answers 409 "inventory in use"
-    there); those classes are returned as ``{class: reason}``.
+    there) unless ``force``; those classes are returned as reasons.
 
-    :returns: None when nothing changed, else the refusals (maybe empty)
+    :param providers: ``{rp_id: provider (anything with inventories)}``
+    :returns: ``{rp_id: (anything written?, {class: reason refused})}``
     """
-    current = {r.resource_class: r for r in conn.execute(
-        sa.select(INV).where(INV.c.resource_provider_id == rp_id))}
-    wanted = {inv.resource_class: _inventory_row(inv) for inv in inventories}
-    changed = {rc for rc, row in wanted.items()
-               if rc not in current or any(
-                   getattr(current[rc], k) != v for k, v in row.items())}
-    removed = set(current) - set(wanted)
-    if not changed and not removed:
-        return None
-    used = provider_usage(conn, [rp_id])[rp_id]
+    current = collections.defaultdict(dict)
+    if providers:
+        for r in conn.execute(sa.select(INV).where(
+                INV.c.resource_provider_id.in_(sorted(providers)))
+                .with_for_update()):
+            current[r.resource_provider_id][r.resource_class] = r
+    diffs = {}
+    for rp_id, provider in providers.items():
+        wanted = {inv.resource_class: _inventory_row(inv)
+                  for inv in provider.inventories}
+        have = current[rp_id]
+        touched = {rc for rc in set(wanted) | set(have)
+                   if rc not in have or rc not in wanted
+                   or _inventory_tuple(have[rc]) != _inventory_tuple(
+                       wanted[rc])}
+        if touched:
+            diffs[rp_id] = (wanted, have, touched)
+    result = {rp_id: (False, {}) for rp_id in providers}
+    usage = _usage(conn, diffs) if diffs and not force else {}
+    for rp_id, (wanted, have, touched) in diffs.items():
+        result[rp_id] = _write_inventory(conn, rp_id, wanted, have, touched,
+                                         usage.get(rp_id, {}))
+    return result
+
+
+def _write_inventory(conn, rp_id, wanted, have, touched, used):
     refused = {}
-    for rc in sorted(changed | removed):
+    deletes, inserts = [], []
+    for rc in sorted(touched):
         row = wanted.get(rc)
         capacity = 0 if row is None else (
             (row["total"] - row["reserved"]) * row["allocation_ratio"])
@@ -182,81 +544,248 @@ def _replace_inventory(conn, rp_id, inventories):
             refused[rc] = ("%d in use exceeds the new capacity %g"
                            % (used[rc], capacity))
             continue
-        if rc in current:
-            conn.execute(INV.delete().where(
-                INV.c.resource_provider_id == rp_id).where(
-                INV.c.resource_class == rc))
+        if rc in have:
+            deletes.append(rc)
         if row is not None:
-            conn.execute(INV.insert().values(resource_provider_id=rp_id,
-                                             **row))
-    return refused
+            inserts.append(dict(row, resource_provider_id=rp_id))
+    if deletes:
+        conn.execute(INV.delete().where(
+            INV.c.resource_provider_id == rp_id).where(
+            INV.c.resource_class.in_(deletes)))
+    if inserts:
+        conn.execute(INV.insert(), inserts)
+    return bool(deletes or inserts), refused
 
 
-def _replace_set(conn, table, column, rp_id, values):
+def _replace_sets(conn, table, column, wanted_by_id):
+    """Make each provider's set of ``column`` values equal to the wanted
+    one; returns the ids whose set changed."""
     col = table.c[column]
-    current = {r[0] for r in conn.execute(
-        sa.select(col).where(table.c.resource_provider_id == rp_id))}
-    wanted = set(values)
-    if current == wanted:
-        return False
-    if current - wanted:
-        conn.execute(table.delete().where(
-            table.c.resource_provider_id == rp_id).where(
-            col.in_(list(current - wanted))))
-    if wanted - current:
-        conn.execute(table.insert(), [
-            {"resource_provider_id": rp_id, column: v}
-            for v in sorted(wanted - current)])
+    current = collections.defaultdict(set)
+    if wanted_by_id:
+        for rp_id, value in conn.execute(
+                sa.select(table.c.resource_provider_id, col).where(
+                    table.c.resource_provider_id.in_(sorted(wanted_by_id)))
+                .with_for_update()):
+            current[rp_id].add(value)
+    changed = set()
+    inserts = []
+    for rp_id, values in wanted_by_id.items():
+        wanted, have = set(values), current[rp_id]
+        if wanted == have:
+            continue
+        changed.add(rp_id)
+        if have - wanted:
+            conn.execute(table.delete().where(
+                table.c.resource_provider_id == rp_id).where(
+                col.in_(sorted(have - wanted))))
+        inserts.extend({"resource_provider_id": rp_id, column: v}
+                       for v in sorted(wanted - have))
+    if inserts:
+        conn.execute(table.insert(), inserts)
+    return changed
+
+
+# -- standalone providers -----------------------------------------------------
+
+
+def save_provider(db, report, received_at=None):
+    """Persist a standalone provider's report (``ProviderReport``) unless
+    an equal or newer one is already stored.
+
+    The provider is its own tree root. The same rules as for a compute
+    node's report apply: the sequence guard, and inventory cuts below what
+    is allocated refused unless ``report.force``.
+
+    :returns: :class:`SaveResult`
+    :raises: InvalidRequest when the uuid is a compute node or a child of
+        one, or the provider names a parent
+    """
+    provider = report.provider
+    if provider.parent_provider_uuid is not None:
+        raise _invalid("standalone resource provider %s cannot have a "
+                       "parent (%s)" % (provider.uuid,
+                                        provider.parent_provider_uuid))
+    _validate_provider(provider, "resource provider %s" % provider.uuid)
+    received_at = received_at or timeutils.utcnow()
+    try:
+        with db.begin() as conn:
+            return _save_standalone(conn, report, received_at)
+    except db_exc.DBDuplicateEntry:
+        pass
+    # another worker inserted it at the same moment
+    with db.begin() as conn:
+        return _save_standalone(conn, report, received_at)
+
+
+def _save_standalone(conn, report, received_at):
+    provider = report.provider
+    row = conn.execute(
+        sa.select(RP.c.id, RP.c.root_provider_id,
+                  REPORTS.c.resource_provider_id.label("host_report"),
+                  PROVIDER_REPORTS.c.resource_provider_id.label("report"))
+        .outerjoin(REPORTS, REPORTS.c.resource_provider_id == RP.c.id)
+        .outerjoin(PROVIDER_REPORTS,
+                   PROVIDER_REPORTS.c.resource_provider_id == RP.c.id)
+        .where(RP.c.uuid == provider.uuid)).first()
+    if row is None:
+        rp_id = _insert_provider(conn, provider.uuid, provider.name, None,
+                                 received_at)
+        conn.execute(PROVIDER_REPORTS.insert().values(
+            resource_provider_id=rp_id,
+            report_sequence=report.report_sequence, received_at=received_at))
+        _insert_contents(conn, [(rp_id, provider)])
+        return SaveResult(applied=True, generations={provider.uuid: 0},
+                          root_uuid=provider.uuid)
+    if row.report is None:
+        what = ("a compute node" if row.host_report is not None
+                else "a child in a provider tree")
+        raise _invalid("resource provider %s is %s, not a standalone "
+                       "provider" % (provider.uuid, what))
+    won = conn.execute(
+        PROVIDER_REPORTS.update()
+        .where(PROVIDER_REPORTS.c.resource_provider_id == row.id)
+        .where(PROVIDER_REPORTS.c.report_sequence < report.report_sequence)
+        .values(report_sequence=report.report_sequence,
+                received_at=received_at)).rowcount
+    writer = _TreeWriter(conn, row.id, provider.uuid, received_at,
+                         report.force)
+    if not won:
+        return writer.lost()
+    writer.lock([])
+    writer.upsert(provider, None, provider.name)
+    return writer.apply()
+
+
+def delete_provider(db, uuid):
+    """Delete a standalone provider; a no-op when it does not exist.
+
+    :returns: True if it was deleted, False if there was none
+    :raises: ProviderInUse when consumers hold allocations on it;
+        InvalidRequest when ``uuid`` is a compute node or a child of one
+    """
+    with db.begin() as conn:
+        row = conn.execute(
+            sa.select(RP.c.id, RP.c.root_provider_id).where(
+                RP.c.uuid == uuid).with_for_update()).first()
+        if row is None:
+            return False
+        standalone = conn.execute(
+            sa.select(PROVIDER_REPORTS.c.resource_provider_id).where(
+                PROVIDER_REPORTS.c.resource_provider_id == row.id)).first()
+        if standalone is None:
+            raise _invalid("resource provider %s is not a standalone "
+                           "provider" % uuid)
+        consumers = conn.execute(
+            sa.select(sa.func.count(sa.distinct(ALLOC.c.consumer_uuid)))
+            .where(ALLOC.c.resource_provider_id == row.id)).scalar_one()
+        if consumers:
+            raise exception.ProviderInUse(uuid=uuid,
+                                          consumers=int(consumers))
+        conn.execute(RP.delete().where(RP.c.id == row.id))
     return True
 
 
-@dataclasses.dataclass
-class StoredHost:
-    """One host as read back from the database at worker start."""
-
-    uuid: str
-    generation: int
-    report: dict
-    inventories: dict = dataclasses.field(default_factory=dict)
-    traits: set = dataclasses.field(default_factory=set)
-    aggregates: set = dataclasses.field(default_factory=set)
-    usage: dict = dataclasses.field(default_factory=dict)
+# -- loading ------------------------------------------------------------------
 
 
 def load_hosts(db):
-    """Every reported host with inventory, traits, aggregates and usage.
+    """Every reported host with its provider tree: inventory, traits,
+    aggregates and usage of each provider.
 
-    Five set-wise queries, whatever the number of hosts, so that a worker
+    Six set-wise queries, whatever the number of hosts, so that a worker
     starts in seconds at 100k hosts.
     """
     hosts = {}
     with db.begin() as conn:
-        for row in conn.execute(
-                sa.select(RP.c.id, RP.c.uuid, RP.c.generation, REPORTS)
-                .join(REPORTS, REPORTS.c.resource_provider_id == RP.c.id)):
-            hosts[row.id] = StoredHost(uuid=row.uuid,
-                                       generation=row.generation,
-                                       report=row._asdict())
-        for row in conn.execute(sa.select(INV)):
-            host = hosts.get(row.resource_provider_id)
-            if host is not None:
-                host.inventories[row.resource_class] = (
-                    row.total, row.reserved, row.min_unit, row.max_unit,
-                    row.step_size, row.allocation_ratio)
-        for rp_id, trait in conn.execute(sa.select(TRAITS)):
-            if rp_id in hosts:
-                hosts[rp_id].traits.add(trait)
-        for rp_id, agg in conn.execute(sa.select(AGGS)):
-            if rp_id in hosts:
-                hosts[rp_id].aggregates.add(agg)
-        for rp_id, rc, used in conn.execute(
-                sa.select(ALLOC.c.resource_provider_id,
-                          ALLOC.c.resource_class, sa.func.sum(ALLOC.c.used))
-                .group_by(ALLOC.c.resource_provider_id,
-                          ALLOC.c.resource_class)):
-            if rp_id in hosts:
-                hosts[rp_id].usage[rc] = int(used)
+        rows = conn.execute(
+            sa.select(RP.c.id, RP.c.uuid, RP.c.generation, REPORTS)
+            .join(REPORTS, REPORTS.c.resource_provider_id == RP.c.id))
+        keys = list(rows.keys())     # once: Row._asdict() builds them anew
+        for row in rows:
+            hosts[row.id] = StoredHost(
+                uuid=row.uuid, generation=row.generation,
+                report=dict(zip(keys, row, strict=True)))
+        targets = dict(hosts)
+        targets.update(_load_children(conn, hosts))
+        _load_contents(conn, targets, None)
     return list(hosts.values())
+
+
+def _load_children(conn, hosts):
+    """Attach each host's children (parents first); ``{id: provider}``."""
+    rows = collections.defaultdict(list)      # parent id -> child rows
+    for row in conn.execute(
+            sa.select(RP.c.id, RP.c.uuid, RP.c.name, RP.c.generation,
+                      RP.c.root_provider_id, RP.c.parent_provider_id)
+            .where(RP.c.root_provider_id != RP.c.id)
+            .order_by(RP.c.id)):
+        if row.root_provider_id in hosts:
+            rows[row.parent_provider_id].append(row)
+    loaded = {}
+    for root_id, host in hosts.items():
+        uuids = {root_id: host.uuid}
+        queue = collections.deque([root_id])
+        while queue:
+            for row in rows.pop(queue.popleft(), ()):
+                child = StoredProvider(
+                    uuid=row.uuid, name=row.name,
+                    parent_uuid=uuids[row.parent_provider_id],
+                    generation=row.generation)
+                host.children.append(child)
+                uuids[row.id] = row.uuid
+                loaded[row.id] = child
+                queue.append(row.id)
+    return loaded
+
+
+def _load_contents(conn, targets, only):
+    """Fill inventories, traits, aggregates and usage of ``targets``
+    (``{rp_id: StoredHost or StoredProvider}``), one query each; ``only``
+    (a subquery of provider ids, or None for all) narrows the rows read."""
+    def select(table, *columns):
+        query = sa.select(*columns) if columns else sa.select(table)
+        if only is not None:
+            query = query.where(table.c.resource_provider_id.in_(only))
+        return query
+
+    for rp_id, rc, *inventory in conn.execute(select(
+            INV, INV.c.resource_provider_id, INV.c.resource_class,
+            *(INV.c[k] for k in _INVENTORY_FIELDS))):
+        target = targets.get(rp_id)
+        if target is not None:
+            target.inventories[rc] = tuple(inventory)
+    for table, attr in ((TRAITS, "traits"), (AGGS, "aggregates")):
+        for rp_id, value in conn.execute(select(table)):
+            if rp_id in targets:
+                getattr(targets[rp_id], attr).add(value)
+    for rp_id, rc, used in conn.execute(
+            select(ALLOC, ALLOC.c.resource_provider_id,
+                   ALLOC.c.resource_class, sa.func.sum(ALLOC.c.used))
+            .group_by(ALLOC.c.resource_provider_id, ALLOC.c.resource_class)):
+        if rp_id in targets:
+            targets[rp_id].usage[rc] = int(used)
+
+
+def load_standalone_providers(db):
+    """Every standalone provider, as :class:`StoredProvider` with its
+    ``report_sequence``."""
+    standalone = {}
+    with db.begin() as conn:
+        for row in conn.execute(
+                sa.select(RP.c.id, RP.c.uuid, RP.c.name, RP.c.generation,
+                          PROVIDER_REPORTS.c.report_sequence)
+                .join(PROVIDER_REPORTS,
+                      PROVIDER_REPORTS.c.resource_provider_id == RP.c.id)
+                .order_by(RP.c.id)):
+            standalone[row.id] = StoredProvider(
+                uuid=row.uuid, name=row.name, parent_uuid=None,
+                generation=row.generation,
+                report_sequence=row.report_sequence)
+        if standalone:
+            _load_contents(conn, standalone, sa.select(
+                PROVIDER_REPORTS.c.resource_provider_id))
+    return list(standalone.values())
 
 
 def usages_by_uuid(db, uuids=None):

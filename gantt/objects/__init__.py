@@ -16,3 +16,4 @@ def register_all():
     __import__("gantt.objects.pci")
     __import__("gantt.objects.aggregate")
     __import__("gantt.objects.explain")
+    __import__("gantt.objects.provider")

@@ -8,6 +8,7 @@ from gantt.objects import fields
 # ComputeNode 1.2 embeds these by name: they must be registered with it
 from gantt.objects import numa  # noqa: F401
 from gantt.objects import pci  # noqa: F401
+from gantt.objects import provider  # noqa: F401
 
 
 @base.GanttObjectRegistry.register
@@ -51,7 +52,8 @@ class ComputeNode(base.GanttObject):
     # Version 1.0: Initial version
     # Version 1.1: Added instance_uuids
     # Version 1.2: Added numa_cells and pci_pools
-    VERSION = "1.2"
+    # Version 1.3: Added child_providers
+    VERSION = "1.3"
 
     fields = {
         "uuid": fields.UUIDField(),
@@ -78,12 +80,17 @@ class ComputeNode(base.GanttObject):
         # device pools, for the NUMATopology and PciPassthrough filters
         "numa_cells": fields.ListOfObjectsField("NUMACell", default=[]),
         "pci_pools": fields.ListOfObjectsField("PciDevicePool", default=[]),
+        # the rest of the provider tree rooted at this node (NUMA cells,
+        # SR-IOV physical functions, GPUs…), parents before children
+        "child_providers": fields.ListOfObjectsField("ResourceProvider",
+                                                     default=[]),
     }
 
     # which Inventory version each ComputeNode version embeds (for backports)
     obj_relationships = {"inventories": [("1.0", "1.0")],
                          "numa_cells": [("1.2", "1.0")],
-                         "pci_pools": [("1.2", "1.0")]}
+                         "pci_pools": [("1.2", "1.0")],
+                         "child_providers": [("1.3", "1.0")]}
 
     def obj_load_attr(self, attrname):
         self.obj_set_defaults(attrname)
@@ -91,6 +98,8 @@ class ComputeNode(base.GanttObject):
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
         target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 3):
+            primitive.pop("child_providers", None)
         if target < (1, 2):
             primitive.pop("numa_cells", None)
             primitive.pop("pci_pools", None)

@@ -52,5 +52,7 @@ class NUMACell(base.GanttObject):
         "mempages": fields.ListOfObjectsField("NUMAPagePool", default=[]),
     }
 
+    obj_relationships = {"mempages": [("1.0", "1.0")]}
+
     def obj_load_attr(self, attrname):
         self.obj_set_defaults(attrname)

@@ -1,5 +1,7 @@
 """RequestSpec and its parts: what a conductor asks the scheduler for."""
 
+from oslo_utils import versionutils
+
 from gantt.objects import base
 from gantt.objects import fields
 
@@ -109,7 +111,8 @@ class RequestSpec(_Defaults, base.GanttObject):
     """Everything the scheduler needs to place ``num_instances`` instances."""
 
     # Version 1.0: Initial version
-    VERSION = "1.0"
+    # Version 1.1: Added same_subtree, root_required and root_forbidden
+    VERSION = "1.1"
 
     fields = {
         "instance_uuid": fields.UUIDField(nullable=True, default=None),
@@ -131,4 +134,24 @@ class RequestSpec(_Defaults, base.GanttObject):
         "ignore_hosts": fields.ListOfStringsField(default=[]),
         "force_hosts": fields.ListOfStringsField(default=[]),
         "force_nodes": fields.ListOfStringsField(default=[]),
+        # Placement's same_subtree: each inner list names request group
+        # suffixes whose providers must share one subtree
+        "same_subtree": fields.ListOfListsOfStringsField(default=[]),
+        # traits the root of the chosen tree must have / must not have
+        "root_required": fields.ListOfStringsField(default=[]),
+        "root_forbidden": fields.ListOfStringsField(default=[]),
     }
+
+    # which version of each embedded object each RequestSpec version carries
+    obj_relationships = {
+        "flavor": [("1.0", "1.0")], "image": [("1.0", "1.0")],
+        "request_groups": [("1.0", "1.0")],
+        "instance_group": [("1.0", "1.0")],
+        "requested_destination": [("1.0", "1.0")]}
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 1):
+            for name in ("same_subtree", "root_required", "root_forbidden"):
+                primitive.pop(name, None)

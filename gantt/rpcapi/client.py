@@ -7,6 +7,10 @@ RPC API version history:
   (calls), provider_usage_changed (fanout cast between workers)
 * 1.2 - Added explain, set_aggregate, delete_aggregate, get_aggregates
   (calls) and aggregates_changed (fanout cast)
+* 1.3 - Added report_resource_stats, update_provider, delete_provider,
+  get_allocation_candidates, claim_allocations, move_claim, confirm_move,
+  revert_move (calls) and providers_changed (fanout cast); ComputeNode 1.3
+  carries child providers, RequestSpec 1.1 same_subtree and root traits
 """
 
 import oslo_messaging as messaging
@@ -115,3 +119,97 @@ class SchedulerClient:
         """Tell every worker to re-read the aggregates from the database."""
         self._client.prepare(version="1.2", fanout=True).cast(
             self._ctxt(ctxt), "aggregates_changed")
+
+    # -- 1.3: provider trees, standalone providers, candidates, moves -----
+
+    def report_resource_stats(self, ctxt, compute_node, force=False):
+        """Report a host and hear what became of it (a ReportResult).
+
+        The worker that answers stores the report; every worker then gets
+        it by the usual fanout cast. ``refused`` in the answer names each
+        inventory change refused because more is allocated than it would
+        leave (``force=True`` takes it anyway).
+
+        :raises: InvalidRequest, ServiceUnavailable
+        """
+        result = self._client.prepare(version="1.3").call(
+            self._ctxt(ctxt), "report_resource_stats",
+            compute_node=compute_node, force=force)
+        self.update_resource_stats(ctxt, compute_node)
+        return result
+
+    def update_provider(self, ctxt, report):
+        """Create or update a standalone provider from a ProviderReport
+        (for example a storage pool shared with an aggregate's hosts).
+
+        :returns: a ReportResult
+        :raises: InvalidRequest
+        """
+        result = self._client.prepare(version="1.3").call(
+            self._ctxt(ctxt), "update_provider", report=report)
+        self.providers_changed(ctxt)
+        return result
+
+    def delete_provider(self, ctxt, provider_uuid):
+        """Delete a standalone provider; False when there was none.
+
+        :raises: ProviderInUse while it holds allocations
+        """
+        deleted = self._client.prepare(version="1.3").call(
+            self._ctxt(ctxt), "delete_provider", provider_uuid=provider_uuid)
+        self.providers_changed(ctxt)
+        return deleted
+
+    def providers_changed(self, ctxt):
+        """Tell every worker to re-read the standalone providers."""
+        self._client.prepare(version="1.3", fanout=True).cast(
+            self._ctxt(ctxt), "providers_changed")
+
+    def get_allocation_candidates(self, ctxt, request_spec, limit=1000):
+        """Placement's question: every way to allocate ``request_spec`` now
+        (a list of AllocationCandidate), without claiming.
+
+        :raises: InvalidRequest
+        """
+        return self._client.prepare(version="1.3").call(
+            self._ctxt(ctxt), "get_allocation_candidates",
+            request_spec=request_spec, limit=limit)
+
+    def claim_allocations(self, ctxt, consumer_uuid, allocation_request,
+                          project_id=None, user_id=None):
+        """Claim exactly ``allocation_request`` (an AllocationRequest) for
+        a consumer, replacing what it held.
+
+        :raises: CapacityExceeded, ProviderNotFound, ClaimConflict,
+            InvalidRequest
+        """
+        return self._client.prepare(version="1.3").call(
+            self._ctxt(ctxt), "claim_allocations",
+            consumer_uuid=consumer_uuid,
+            allocation_request=allocation_request, project_id=project_id,
+            user_id=user_id)
+
+    def move_claim(self, ctxt, request_spec, instance_uuid, migration_uuid,
+                   return_alternates=True):
+        """Claim a destination for a moving instance; the migration
+        consumer keeps the source until confirm_move or revert_move.
+
+        :returns: ``[claimed, alternates…]``
+        :raises: NoValidHost (nothing changed), InvalidRequest
+        """
+        return self._client.prepare(version="1.3").call(
+            self._ctxt(ctxt), "move_claim", request_spec=request_spec,
+            instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+            return_alternates=return_alternates)
+
+    def confirm_move(self, ctxt, migration_uuid):
+        """Free the source of a move; False when nothing was held."""
+        return self._client.prepare(version="1.3").call(
+            self._ctxt(ctxt), "confirm_move", migration_uuid=migration_uuid)
+
+    def revert_move(self, ctxt, instance_uuid, migration_uuid):
+        """Give the instance its source back; False when nothing was
+        held (already reverted or confirmed)."""
+        return self._client.prepare(version="1.3").call(
+            self._ctxt(ctxt), "revert_move", instance_uuid=instance_uuid,
+            migration_uuid=migration_uuid)

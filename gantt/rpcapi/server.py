@@ -13,6 +13,7 @@ import oslo_messaging as messaging
 from gantt import exception
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import compute_node as compute_node_obj
+from gantt.objects import provider as provider_obj
 from gantt.objects import request_spec as request_spec_obj
 from gantt.objects import selection as selection_obj
 from gantt.objects import usage as usage_obj
@@ -48,9 +49,10 @@ def _expect_uuids(values, name):
 
 
 class SchedulerEndpoint:
-    # 1.2: explain and aggregates (see the history in client.py); the
-    # client still sends 1.0 calls at 1.0, so older servers keep serving
-    target = messaging.Target(version="1.2")
+    # 1.3: provider trees, standalone providers, allocation candidates and
+    # moves (see the history in client.py); the client still sends older
+    # calls at their own version, so older servers keep serving them
+    target = messaging.Target(version="1.3")
 
     def __init__(self, manager, ready_timeout=120):
         self.manager = manager
@@ -147,3 +149,77 @@ class SchedulerEndpoint:
             self.manager.reload_aggregates()
         except Exception as exc:
             LOG.warning("Could not reload the aggregates: %s", exc)
+
+    # -- 1.3 --------------------------------------------------------------
+
+    @messaging.expected_exceptions(exception.InvalidRequest,
+                                   exception.ServiceUnavailable)
+    def report_resource_stats(self, ctxt, compute_node, force=False):
+        node = _expect(compute_node, compute_node_obj.ComputeNode,
+                       "compute_node")
+        return self.manager.report_resource_stats(node, force=bool(force))
+
+    @messaging.expected_exceptions(exception.InvalidRequest)
+    def update_provider(self, ctxt, report):
+        return self.manager.update_provider(
+            _expect(report, provider_obj.ProviderReport, "report"))
+
+    @messaging.expected_exceptions(exception.InvalidRequest,
+                                   exception.ProviderInUse)
+    def delete_provider(self, ctxt, provider_uuid):
+        if not isinstance(provider_uuid, str):
+            raise exception.InvalidRequest(
+                reason="provider_uuid must be a string")
+        return self.manager.delete_provider(provider_uuid)
+
+    def providers_changed(self, ctxt):
+        # a cast from the worker that stored a standalone provider
+        try:
+            self.manager.reload_providers()
+        except Exception as exc:
+            LOG.warning("Could not reload the standalone providers: %s", exc)
+
+    @messaging.expected_exceptions(*_CALL_ERRORS)
+    def get_allocation_candidates(self, ctxt, request_spec, limit=1000):
+        spec = _expect(request_spec, request_spec_obj.RequestSpec,
+                       "request_spec")
+        if not isinstance(limit, int) or isinstance(limit, bool) or (
+                limit < 1):
+            raise exception.InvalidRequest(
+                reason="limit must be a positive integer")
+        self._wait_ready()
+        return self.manager.get_allocation_candidates(spec, limit=limit)
+
+    @messaging.expected_exceptions(*_CALL_ERRORS,
+                                   exception.CapacityExceeded)
+    def claim_allocations(self, ctxt, consumer_uuid, allocation_request,
+                          project_id=None, user_id=None):
+        _expect_uuids([consumer_uuid], "consumer_uuid")
+        request = _expect(allocation_request,
+                          selection_obj.AllocationRequest,
+                          "allocation_request")
+        return self.manager.claim_allocations(
+            consumer_uuid, request, project_id=project_id, user_id=user_id)
+
+    @messaging.expected_exceptions(*_CALL_ERRORS)
+    def move_claim(self, ctxt, request_spec, instance_uuid, migration_uuid,
+                   return_alternates=True):
+        spec = _expect(request_spec, request_spec_obj.RequestSpec,
+                       "request_spec")
+        _expect_uuids([instance_uuid, migration_uuid],
+                      "instance_uuid/migration_uuid")
+        self._wait_ready()
+        return self.manager.move_claim(
+            spec, instance_uuid, migration_uuid,
+            return_alternates=bool(return_alternates))
+
+    @messaging.expected_exceptions(*_CALL_ERRORS)
+    def confirm_move(self, ctxt, migration_uuid):
+        _expect_uuids([migration_uuid], "migration_uuid")
+        return self.manager.confirm_move(migration_uuid)
+
+    @messaging.expected_exceptions(*_CALL_ERRORS)
+    def revert_move(self, ctxt, instance_uuid, migration_uuid):
+        _expect_uuids([instance_uuid, migration_uuid],
+                      "instance_uuid/migration_uuid")
+        return self.manager.revert_move(instance_uuid, migration_uuid)

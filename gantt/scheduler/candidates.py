@@ -70,15 +70,29 @@ def _steps(view, request):
 
 
 def _group_steps(view, request):
-    """Placement's request-group semantics on single-provider trees.
+    """Placement's request-group semantics, on what columns can tell.
 
-    Until provider trees exist every host is one provider, so each group
-    (suffixed or not) must be satisfied by the host itself, and
-    ``group_policy=isolate`` with more than one resource group cannot be met.
+    A host that is one provider (no children, no sharing provider serving
+    it) must satisfy every group itself, so its columns decide exactly, and
+    ``group_policy=isolate`` with more than one resource group cannot be
+    met. A host that is a tree, or that sharing providers serve, may find a
+    trait or an aggregate on another provider: the columns only narrow
+    those by the root's own traits, and the allocation-candidates solver
+    decides them when they are picked (see ``manager``).
     """
+    tree = view.tree_rows()
+    for trait in sorted(request.root_required):
+        yield "root lacked trait %s" % trait, view.has_trait(trait)
+    for trait in sorted(request.root_forbidden):
+        yield "root had forbidden trait %s" % trait, ~view.has_trait(trait)
     groups = [g for g in request.groups if g.resources]
     if request.group_policy == "isolate" and len(groups) > 1:
-        yield "cannot isolate request groups", np.zeros(view.n, dtype=bool)
+        yield "cannot isolate request groups", tree.copy()
+    for label, keep in _group_columns(view, request):
+        yield label, keep | tree
+
+
+def _group_columns(view, request):
     for group in request.groups:
         for trait in sorted(group.required_traits):
             yield "lacked trait %s" % trait, view.has_trait(trait)
@@ -96,7 +110,7 @@ def _group_steps(view, request):
             yield "in forbidden aggregate %s" % agg, ~view.in_aggregate(agg)
         if group.in_tree:
             yield "not in tree %s" % group.in_tree, (
-                view.uuids == group.in_tree)
+                view.uuids == view.root_of(group.in_tree))
 
 
 def _any_aggregate(view, aggregates):

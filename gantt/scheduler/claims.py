@@ -18,6 +18,7 @@ from oslo_db import exception as db_exc
 from gantt import exception
 from gantt.db import allocations
 from gantt.db import api as db_api
+from gantt.db import moves
 
 LOG = logging.getLogger(__name__)
 
@@ -42,13 +43,45 @@ class Claimer:
         """
         if group is not None:
             allocations.ensure_group(self.db, group)
+        return self._retrying(
+            consumer_uuid, ",".join(sorted(allocation_map)),
+            lambda conn: allocations.claim(
+                conn, consumer_uuid, allocation_map, project_id=project_id,
+                user_id=user_id, group=group))
+
+    def move_claim(self, instance_uuid, allocation_map, *, migration_uuid,
+                   project_id=None, user_id=None, group=None):
+        """Claim a move's destination for the instance; the migration
+        consumer holds the source (see :func:`gantt.db.moves.move_claim`).
+        """
+        if group is not None:
+            allocations.ensure_group(self.db, group)
+        return self._retrying(
+            instance_uuid, ",".join(sorted(allocation_map)),
+            lambda conn: moves.move_claim(
+                conn, instance_uuid, migration_uuid, allocation_map,
+                project_id=project_id, user_id=user_id, group=group))
+
+    def confirm_move(self, migration_uuid):
+        """Drop the source a migration held (idempotent)."""
+        return self._retrying(migration_uuid, "*", lambda conn: (
+            moves.confirm_move(conn, migration_uuid)))
+
+    def revert_move(self, instance_uuid, migration_uuid):
+        """Give the instance its source back, drop the destination."""
+        return self._retrying(instance_uuid, "*", lambda conn: (
+            moves.revert_move(conn, instance_uuid, migration_uuid)))
+
+    def _retrying(self, consumer_uuid, providers, work):
+        """Run ``work(conn)`` in a transaction, again when it loses a race.
+
+        :raises: ClaimConflict only after every retry lost its race
+        """
         last = None
         for attempt in range(self.conflict_retries + 1):
             try:
                 with self.db.begin() as conn:
-                    return allocations.claim(
-                        conn, consumer_uuid, allocation_map,
-                        project_id=project_id, user_id=user_id, group=group)
+                    return work(conn)
             except exception.ClaimConflict as exc:
                 last = exc
             except db_exc.DBConnectionError as exc:
@@ -64,8 +97,7 @@ class Claimer:
                 if not db_api.is_conflict(exc):
                     raise
                 last = exception.ClaimConflict(
-                    provider=",".join(sorted(allocation_map)), seen="?",
-                    consumer=consumer_uuid)
+                    provider=providers, seen="?", consumer=consumer_uuid)
             with self._lock:
                 self.conflicts += 1
             LOG.debug("Claim for %s lost a race (%s); retrying",

@@ -24,6 +24,7 @@ from gantt.scheduler import aggregates as aggregates_mod
 from gantt.scheduler import columns as columns_mod
 from gantt.scheduler import numa as numa_mod
 from gantt.scheduler import pci as pci_mod
+from gantt.scheduler import provider_tree
 
 _INITIAL_ROWS = 64
 _INITIAL_COLS = 8
@@ -115,6 +116,15 @@ class HostTable:
     # whose host list names the host (see HostStateCache.apply_aggregates)
     reported_aggregates: list
     aggregate_set: aggregates_mod.AggregateSet
+    # hosts that are provider trees (children reported): their resource
+    # columns hold the tree-wide sums, the exact layout is in ``providers``
+    tree: np.ndarray           # bool
+    # the aggregates of sharing providers: hosts in them are served too
+    sharing_aggregates: frozenset
+    sharing_providers: tuple   # their uuids
+    # every tree with children and every standalone provider (shared by
+    # all tables of one cache)
+    providers: provider_tree.ProviderIndex
 
     @classmethod
     def empty(cls, rows=_INITIAL_ROWS, cols=_INITIAL_COLS):
@@ -157,6 +167,9 @@ class HostTable:
             numa_cells=[()] * rows, pci_pools=[()] * rows,
             reported_aggregates=[frozenset()] * rows,
             aggregate_set=aggregates_mod.EMPTY,
+            tree=np.zeros(rows, dtype=bool), sharing_aggregates=frozenset(),
+            sharing_providers=(),
+            providers=provider_tree.ProviderIndex(),
         )
 
     # -- shape ------------------------------------------------------------
@@ -268,6 +281,8 @@ class HostReport:
     # consumers the agent runs (None: not reported); persisted for the
     # orphan audit, so a change must reach the database
     instance_uuids: frozenset | None = None
+    # the rest of the provider tree (provider_tree.Provider), parents first
+    children: tuple = ()
 
     @classmethod
     def from_compute_node(cls, node, received_at):
@@ -277,11 +292,7 @@ class HostReport:
             availability_zone=node.availability_zone,
             disabled=node.disabled, report_sequence=node.report_sequence,
             num_instances=node.num_instances, num_io_ops=node.num_io_ops,
-            inventories={
-                inv.resource_class: (inv.total, inv.reserved, inv.min_unit,
-                                     inv.max_unit, inv.step_size,
-                                     inv.allocation_ratio)
-                for inv in node.inventories},
+            inventories=_inventory_tuples(node.inventories),
             traits=frozenset(node.traits),
             aggregates=frozenset(node.aggregates),
             capabilities=dict(node.capabilities), stats=dict(node.stats),
@@ -291,7 +302,52 @@ class HostReport:
                              for c in node.numa_cells),
             pci_pools=tuple(pci_mod.Pool.from_obj(p) for p in node.pci_pools),
             instance_uuids=(None if node.instance_uuids is None
-                            else frozenset(node.instance_uuids)))
+                            else frozenset(node.instance_uuids)),
+            children=tuple(
+                provider_tree.Provider(
+                    uuid=child.uuid, name=child.name,
+                    parent_uuid=child.parent_provider_uuid,
+                    root_uuid=node.uuid,
+                    inventories=_inventory_tuples(child.inventories),
+                    traits=frozenset(child.traits),
+                    aggregates=frozenset(child.aggregates))
+                for child in node.child_providers))
+
+    def root_provider(self, generation=-1, usage=None):
+        """The compute node itself as a provider of its tree."""
+        return provider_tree.Provider(
+            uuid=self.uuid, name=self.nodename, parent_uuid=None,
+            root_uuid=self.uuid, generation=generation,
+            inventories=dict(self.inventories), usage=dict(usage or {}),
+            traits=self.traits, aggregates=self.aggregates)
+
+    def column_inventories(self):
+        """What the host's resource columns hold: its own inventory, or for
+        a tree the sums over every provider of it.
+
+        A tree's sums are a bound no fitting tree can fail (capacity summed,
+        the smallest min_unit, no max_unit), so columnar filters and
+        weighers can narrow trees before the solver looks at them.
+        """
+        if not self.children:
+            return self.inventories
+        sums = {}
+        for inventories in [self.inventories] + [
+                c.inventories for c in self.children]:
+            for rc, (total, reserved, min_u, _max, step, ratio) in (
+                    inventories.items()):
+                t, r, cap, low, steps = sums.get(
+                    rc, (0, 0, 0.0, min_u, frozenset()))
+                sums[rc] = (t + total, r + reserved,
+                            cap + (total - reserved) * ratio,
+                            min(low, min_u), steps | {step})
+        result = {}
+        for rc, (total, reserved, capacity, low, steps) in sums.items():
+            free = total - reserved
+            ratio = capacity / free if free > 0 else 1.0
+            step = next(iter(steps)) if len(steps) == 1 else 1
+            result[rc] = (total, reserved, low, 2 ** 62, step, ratio)
+        return result
 
     def fingerprint(self):
         """Everything but the sequence and times: equal means unchanged."""
@@ -302,7 +358,10 @@ class HostReport:
             self.aggregates, tuple(sorted(self.capabilities.items())),
             tuple(sorted(self.stats.items())),
             tuple(sorted(self.metrics.items())), self.numa_cells,
-            self.pci_pools, self.instance_uuids))
+            self.pci_pools, self.instance_uuids,
+            tuple((c.uuid, c.name, c.parent_uuid,
+                   tuple(sorted(c.inventories.items())), c.traits,
+                   c.aggregates) for c in self.children)))
 
 
 class HostStateCache:
@@ -312,6 +371,8 @@ class HostStateCache:
         self._lock = threading.Lock()
         self._clock = clock
         self.table = HostTable.empty()
+        # standalone provider uuid -> the report sequence held
+        self._standalone = {}
 
     def __len__(self):
         return self.table.n
@@ -352,10 +413,13 @@ class HostStateCache:
                 # below any real generation: the first usage is always news
                 table.generation[row] = -1
                 self._write_row(table, row, report)
+                self._write_tree(table, row, report, was_tree=False)
                 table.row_by_uuid[report.uuid] = row
                 table.n += 1
             else:
+                was_tree = bool(table.tree[row])
                 self._write_row(table, row, report)
+                self._write_tree(table, row, report, was_tree)
             if persisted:
                 table.fingerprints[row] = report.fingerprint()
                 table.persisted_at[row] = report.received_at
@@ -382,7 +446,7 @@ class HostStateCache:
     def _make_room(self, table, report, new_row):
         """Return ``table``, or a grown copy if the report does not fit."""
         wanted = (
-            (table.resource_classes, report.inventories),
+            (table.resource_classes, report.column_inventories()),
             (table.traits_index, report.traits),
             (table.aggregates_index, report.aggregates
              | table.aggregate_set.listed_for(report.host)),
@@ -408,6 +472,27 @@ class HostStateCache:
                 index.add(name)
         return table
 
+    def _write_tree(self, table, row, report, was_tree):
+        """Keep the provider index in step with a host's report."""
+        index = table.providers
+        if report.children:
+            if was_tree:
+                # usage and generations stay with the providers that stay
+                root = report.root_provider()
+            else:
+                # the root's usage so far lived in the row alone
+                root = report.root_provider(
+                    generation=int(table.generation[row]),
+                    usage=_row_usage(table, row))
+            index.set_tree(report.uuid, [root, *report.children])
+            _write_tree_usage(table, row, index.tree(report.uuid))
+        elif was_tree:
+            root = index.get(report.uuid)
+            index.remove_tree(report.uuid)
+            if root is not None:
+                # back to one provider: the row holds the root's own usage
+                _write_usage(table, row, root.usage)
+
     def _write_row(self, table, row, report):
         old_host = table.hosts[row]
         if old_host != report.host:
@@ -426,8 +511,9 @@ class HostStateCache:
         table.num_instances[row] = report.num_instances
         table.num_io_ops[row] = report.num_io_ops
         table.has_inventory[row] = False
+        table.tree[row] = bool(report.children)
         for rc, (total, reserved, min_u, max_u, step, ratio) in (
-                report.inventories.items()):
+                report.column_inventories().items()):
             col = table.resource_classes.get(rc)
             table.has_inventory[row, col] = True
             table.total[row, col] = total
@@ -508,16 +594,79 @@ class HostStateCache:
         """
         with self._lock:
             table = self.table
+            node = table.providers.get(provider_uuid)
+            if node is not None:
+                return self._apply_tree_usage(table, node, generation,
+                                              usages)
             row = table.row_by_uuid.get(provider_uuid)
             if row is None or table.generation[row] >= generation:
                 return False
             table.generation[row] = generation
-            table.used[row] = 0
-            for rc, amount in usages.items():
-                col = table.resource_classes.get(rc)
-                if col is not None:
-                    table.used[row, col] = amount
+            _write_usage(table, row, usages)
             return True
+
+    @staticmethod
+    def _apply_tree_usage(table, node, generation, usages):
+        """A provider of a tree, or a standalone one, changed usage."""
+        index = table.providers
+        if not index.apply_usage(node.uuid, generation, usages):
+            return False
+        row = table.row_by_uuid.get(node.root_uuid)
+        if row is not None:
+            if node.uuid == node.root_uuid:
+                table.generation[row] = generation
+            _write_tree_usage(table, row, index.tree(node.root_uuid))
+        return True
+
+    # -- standalone providers ----------------------------------------------
+
+    def apply_provider(self, provider, report_sequence):
+        """Store a standalone provider's report (a sharing pool…); False
+        when it is not newer than the one held.
+
+        :param provider: a :class:`provider_tree.Provider` (its own root)
+        """
+        with self._lock:
+            held = self._standalone.get(provider.uuid)
+            if held is not None and held >= report_sequence:
+                return False
+            table = self.table
+            table.providers.set_tree(provider.uuid, [provider])
+            self._standalone[provider.uuid] = report_sequence
+            self._refresh_sharing(table)
+            return True
+
+    def remove_provider(self, provider_uuid):
+        """Forget a standalone provider (it was deleted)."""
+        with self._lock:
+            if self._standalone.pop(provider_uuid, None) is None:
+                return False
+            table = self.table
+            table.providers.remove_tree(provider_uuid)
+            self._refresh_sharing(table)
+            return True
+
+    def standalone_providers(self):
+        """The standalone providers held, as provider_tree.Provider."""
+        index = self.table.providers
+        return [p for p in map(index.get, list(self._standalone))
+                if p is not None]
+
+    def _refresh_sharing(self, table):
+        pools = [p for p in map(table.providers.get, list(self._standalone))
+                 if p is not None and p.sharing]
+        sharing = frozenset().union(*(p.aggregates for p in pools))
+        if sharing - set(table.aggregates_index.names):
+            new = sorted(sharing - set(table.aggregates_index.names))
+            cols = _room(table.aggregates.shape[1],
+                         len(table.aggregates_index) + len(new))
+            if cols != table.aggregates.shape[1]:
+                table = table.grown(agg_cols=cols)
+            for uuid in new:
+                table.aggregates_index.add(uuid)
+        table.sharing_aggregates = sharing
+        table.sharing_providers = tuple(sorted(p.uuid for p in pools))
+        self.table = table
 
     # -- reading ----------------------------------------------------------
 
@@ -570,6 +719,38 @@ class HostStateCache:
 
     def now(self):
         return self._clock()
+
+
+def _row_usage(table, row):
+    names = table.resource_classes.names
+    return {names[c]: int(table.used[row, c])
+            for c in np.flatnonzero(table.used[row, :len(names)])}
+
+
+def _write_usage(table, row, usages):
+    table.used[row] = 0
+    for rc, amount in usages.items():
+        col = table.resource_classes.get(rc)
+        if col is not None:
+            table.used[row, col] = amount
+
+
+def _write_tree_usage(table, row, providers):
+    """A tree host's row uses the sum over its providers."""
+    total = {}
+    for provider in providers:
+        for rc, amount in provider.usage.items():
+            total[rc] = total.get(rc, 0) + amount
+    _write_usage(table, row, total)
+
+
+def _inventory_tuples(inventories):
+    """Inventory objects as ``{class: (total, reserved, min_unit, max_unit,
+    step_size, allocation_ratio)}``."""
+    return {inv.resource_class: (inv.total, inv.reserved, inv.min_unit,
+                                 inv.max_unit, inv.step_size,
+                                 inv.allocation_ratio)
+            for inv in inventories}
 
 
 def _write_aggregates(table, row):

@@ -62,6 +62,11 @@ class HostRecord:
     aggregate_infos: tuple = ()
     numa_cells: tuple = ()      # of numa.HostCell
     pci_pools: tuple = ()       # of pci.Pool
+    # more than one provider (children or a sharing provider): resources
+    # hold the tree-wide sums, the solver decides the exact fit
+    tree: bool = False
+    # a sharing provider serves it (it may lack a class locally)
+    shared: bool = False
 
     def ratio(self, resource_class):
         """The allocation ratio of a class (1.0 when not offered)."""
@@ -203,6 +208,10 @@ class HostView:
             mask &= amount % np.maximum(t.step_size[:n, col], 1) == 0
         return mask
 
+    def consumed_at(self, row):
+        """``{column: amount}`` this request has claimed on ``row``."""
+        return self._consumed.get(row, {})
+
     def consume(self, row, resources):
         """Count a claim made by this request against ``row``."""
         self.new_pass()
@@ -211,6 +220,40 @@ class HostView:
             col = self.rc_column(rc)
             if col is not None:
                 slot[col] = slot.get(col, 0) + amount
+
+    # -- provider trees ---------------------------------------------------
+
+    def tree_rows(self):
+        """Rows whose host is more than one provider: a tree with children,
+        or a root that a sharing provider serves through an aggregate.
+
+        Columns hold such a host's tree-wide sums; which provider gives
+        what is for the allocation-candidates solver to say.
+        """
+        return self.memo(("tree rows",), self._tree_rows)
+
+    def _tree_rows(self):
+        return self.table.tree[:self.n] | self.shared_rows()
+
+    def shared_rows(self):
+        """Rows in an aggregate of a sharing provider: such a host may get
+        a class it lacks (or has too little of) from the sharing one."""
+        return self.memo(("shared rows",), self._shared_rows)
+
+    def _shared_rows(self):
+        t = self.table
+        width = t.aggregates.shape[1]
+        cols = [c for c in (t.aggregates_index.get(a)
+                            for a in t.sharing_aggregates)
+                if c is not None and c < width]
+        if not cols:
+            return np.zeros(self.n, dtype=bool)
+        return t.aggregates[:self.n, cols].any(axis=1)
+
+    def root_of(self, provider_uuid):
+        """The uuid of the root of the tree ``provider_uuid`` belongs to."""
+        node = self.table.providers.get(provider_uuid)
+        return provider_uuid if node is None else node.root_uuid
 
     # -- memberships ------------------------------------------------------
 
@@ -294,6 +337,8 @@ class HostView:
                 if name in self.aggregates.by_uuid),
             numa_cells=t.numa_cells[row] or (),
             pci_pools=t.pci_pools[row] or (),
+            tree=bool(self.tree_rows()[row]),
+            shared=bool(self.shared_rows()[row]),
         )
 
 

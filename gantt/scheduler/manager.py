@@ -30,9 +30,11 @@ from gantt.db import aggregates as db_aggregates
 from gantt.db import allocations as db_allocations
 from gantt.db import providers as db_providers
 from gantt.objects import base as objects_base
+from gantt.objects import provider as provider_obj
 from gantt.objects import statistics as statistics_obj
 from gantt.objects import usage as usage_obj
 from gantt.scheduler import aggregates
+from gantt.scheduler import allocation_candidates
 from gantt.scheduler import candidates
 from gantt.scheduler import claims
 from gantt.scheduler import explain as explain_mod
@@ -42,9 +44,12 @@ from gantt.scheduler import host_view
 from gantt.scheduler import numa as numa_mod
 from gantt.scheduler import pci as pci_mod
 from gantt.scheduler import plugins
+from gantt.scheduler import provider_tree
 from gantt.scheduler import request as request_mod
 from gantt.scheduler import selections
+from gantt.scheduler import tree_source
 from gantt.scheduler import weighers as weighers_base
+from gantt.scheduler.filters import resources as resource_filter
 
 LOG = logging.getLogger(__name__)
 
@@ -145,6 +150,10 @@ class SchedulerManager:
             report = _report_from_row(host)
             self.cache.apply_report(report, persisted=True)
             self.cache.apply_usage(host.uuid, host.generation, host.usage)
+            for child in host.children:
+                self.cache.apply_usage(child.uuid, child.generation,
+                                       child.usage)
+        self.reload_providers()
         self.ready.set()
         LOG.info("Host cache loaded: %d hosts from the database in %.2fs",
                  len(stored), time.monotonic() - started)
@@ -156,31 +165,60 @@ class SchedulerManager:
 
         :raises: InvalidRequest (nothing is stored)
         """
+        return self._take_report(node)[0]
+
+    def report_resource_stats(self, node, force=False):
+        """Store an agent's report and say what became of it.
+
+        Unlike the fanout cast, the report is always written to the
+        database, so that the answer tells the agent which inventory
+        changes were refused (Placement's 409 "inventory in use").
+
+        :param force: take inventories even below what is allocated
+        :returns: a ReportResult
+        :raises: InvalidRequest (nothing is stored)
+        """
+        applied, saved = self._take_report(node, force=force,
+                                           always_persist=True)
+        if saved is None:
+            raise exception.ServiceUnavailable(
+                reason="the database is unreachable; the report was "
+                       "cached but not stored")
+        return _report_result(node.uuid, applied or saved.applied, saved)
+
+    def _take_report(self, node, force=False, always_persist=False):
+        """Validate, persist when needed, and cache a ComputeNode report.
+
+        :returns: (applied to the cache, SaveResult or None)
+        """
         _validate_node(node)
         report = host_cache.HostReport.from_compute_node(
             node, received_at=self.cache.now())
         saved = None
-        if self.cache.needs_persisting(
+        if always_persist or self.cache.needs_persisting(
                 report, self.conf.scheduler.report_persist_interval):
-            saved = self._save_report(node)
-            if (saved is not None and saved.stored_inventories is not None
-                    and saved.stored_inventories != report.inventories):
+            saved = self._save_report(node, force)
+            stored = (saved.stored_inventories or {}) if saved else {}
+            if stored:
                 # claims are checked against the database's inventory, so
                 # the cache must hold that one, not the agent's wish
-                report = dataclasses.replace(
-                    report, inventories=saved.stored_inventories)
+                report = _with_stored_inventories(report, stored)
         persisted = saved is not None and not saved.refused
         applied = self.cache.apply_report(report, persisted=persisted)
-        if persisted and saved.generation == 0:
+        if persisted and saved.applied and saved.generation == 0:
             # a host new to the database holds nothing yet, at generation 0
             self.cache.apply_usage(node.uuid, 0, {})
+        if saved is not None and saved.applied and report.children:
+            for uuid, generation in saved.generations.items():
+                if uuid != node.uuid and generation == 0:
+                    self.cache.apply_usage(uuid, 0, {})
         self.counters.add("reports_applied" if applied else "reports_stale")
         if not applied:
             LOG.debug("Ignored report %d of %s: not newer than the cache's",
                       node.report_sequence, node.host)
-        return applied
+        return applied, saved
 
-    def _save_report(self, node):
+    def _save_report(self, node, force=False):
         """Store a report; None if the database is unreachable.
 
         Without the database the worker still takes the report into its
@@ -189,16 +227,63 @@ class SchedulerManager:
         """
         try:
             saved = db_providers.save_report(self.db, node,
-                                             timeutils.utcnow())
+                                             timeutils.utcnow(), force=force)
         except db_exc.DBConnectionError as exc:
             LOG.warning("Report of %s not stored, the database is "
                         "unreachable (%s); cached only", node.host, exc)
             return None
-        if saved.refused:
-            LOG.warning("Host %s (%s): inventory change refused for %s",
-                        node.host, node.uuid, "; ".join(
-                            "%s: %s" % kv for kv in saved.refused.items()))
+        for uuid, refused in saved.refused.items():
+            LOG.warning("Host %s, provider %s: inventory change refused "
+                        "for %s", node.host, uuid, "; ".join(
+                            "%s: %s" % kv for kv in sorted(refused.items())))
         return saved
+
+    # -- standalone providers ---------------------------------------------
+
+    def update_provider(self, report):
+        """Store a standalone provider (a sharing storage pool, a network
+        segment's address pool…) and take it into the cache.
+
+        :returns: a ReportResult
+        :raises: InvalidRequest
+        """
+        provider = report.provider
+        _validate_provider(provider)
+        saved = db_providers.save_provider(self.db, report,
+                                           timeutils.utcnow())
+        for uuid, refused in saved.refused.items():
+            LOG.warning("Provider %s: inventory change refused for %s",
+                        uuid, "; ".join("%s: %s" % kv
+                                        for kv in sorted(refused.items())))
+        self.reload_providers()
+        LOG.info("Provider %s (%s) reported: %s", provider.uuid,
+                 provider.name, "stored" if saved.applied
+                 else "not newer than the stored report")
+        return _report_result(provider.uuid, saved.applied, saved)
+
+    def delete_provider(self, provider_uuid):
+        """Delete a standalone provider; False when there was none.
+
+        :raises: ProviderInUse while it holds allocations
+        """
+        deleted = db_providers.delete_provider(self.db, provider_uuid)
+        self.reload_providers()
+        if deleted:
+            LOG.info("Deleted provider %s", provider_uuid)
+        return bool(deleted)
+
+    def reload_providers(self):
+        """Re-read the standalone providers (and their usage)."""
+        stored = db_providers.load_standalone_providers(self.db)
+        known = {p.uuid for p in stored}
+        for gone in {p.uuid for p in self.cache.standalone_providers()} - (
+                known):
+            self.cache.remove_provider(gone)
+        for p in stored:
+            self.cache.apply_provider(_stored_provider(p, p.uuid),
+                                      p.report_sequence)
+            self.cache.apply_usage(p.uuid, p.generation, p.usage)
+        return stored
 
     def apply_peer_usage(self, usages):
         """Another worker committed claims: take the providers' new usage.
@@ -303,29 +388,41 @@ class SchedulerManager:
             self.cache.table, self.cache.now(),
             self.conf.scheduler.service_down_time)
 
-    def _claim_one(self, view, request, cands, consumer_uuid, held=()):
+    def _claim_one(self, view, request, cands, consumer_uuid, held=(),
+                   claim=None):
         """Filter, weigh and claim for one instance.
 
         Each failed claim excludes its host and starts over from the
         filters, which is cheap on columns and keeps every decision on the
         freshest data (the failed host was re-read from the database).
 
-        :returns: (consumer uuid, claimed row, its weight)
+        :param claim: ``claim(consumer, allocations, **owner)`` to use
+            instead of a plain claim (a move claims differently)
+        :returns: (consumer uuid, claimed row, its weight, the weighing,
+            the allocations claimed)
         """
+        claim = claim or self.claimer.claim
         failed = np.zeros(view.n, dtype=bool)
+        unfit = np.zeros(view.n, dtype=bool)
         retries = self.conf.scheduler.claim_retry_count
-        for _attempt in range(retries):
-            outcome = self._filter(view, request, cands, failed)
+        attempts = 0
+        while attempts < retries:
+            outcome = self._filter(view, request, cands, failed, unfit)
             if not outcome.mask.any():
                 self._no_valid_host(request, outcome)
             rows, totals = self._weigh(view, request, outcome.mask)
             row, weight = self._pick(rows, totals)
+            allocation = self._allocation_for(view, request, row, rows,
+                                              unfit)
+            if allocation is None:
+                continue   # the pick's tree did not fit: filter again
+            attempts += 1
             provider = view.uuids[row]
             # concurrent requests of this worker now see the room taken
             mark = self.cache.reserve(provider, request.resources)
             try:
-                states = self.claimer.claim(
-                    consumer_uuid, {provider: request.resources},
+                states = claim(
+                    consumer_uuid, allocation,
                     project_id=request.spec.project_id,
                     user_id=request.spec.user_id,
                     group=_group_claim(request))
@@ -334,7 +431,7 @@ class SchedulerManager:
                 LOG.info("Claim for %s on %s failed (%s); trying the next "
                          "host", consumer_uuid, view.hosts[row], exc)
                 failed[row] = True
-                self._refresh_after_failure(request, view.uuids[row], exc)
+                self._refresh_after_failure(request, allocation, exc)
                 continue
             except BaseException:
                 self.cache.unreserve(mark)
@@ -343,33 +440,64 @@ class SchedulerManager:
             # in which neither counts
             self._claimed(states)
             self.cache.unreserve(mark)
-            # NOTE: _claimed wrote the claim's usage (with its generation)
-            # into the cache's table, which the view reads live: counting it
-            # again would halve the room later instances see. Only if the
-            # view's table missed it (the cache swapped in a grown table
-            # first) must the view count the claim itself.
-            generations = {s.uuid: s.generation for s in states}
-            if view.table.generation[row] < generations[view.uuids[row]]:
-                view.consume(row, request.resources)
-            # the old claim this one replaced: once the table shows it
-            # released, the view's own allowance for it must go
-            for old_row, resources in held:
-                seen = generations.get(view.uuids[old_row])
-                if seen is not None and view.table.generation[old_row] >= seen:
-                    view.consume(old_row, resources)
+            self._count_claim(view, request, row, states, held)
             if request.instance_group is not None:
                 request.instance_group.hosts[view.hosts[row]] += 1
-            return consumer_uuid, row, weight, (rows, totals)
+            return consumer_uuid, row, weight, (rows, totals), allocation
         raise exception.NoValidHost(
             reason="claims failed on %d hosts in a row (lost races or "
                    "stale cache); try again" % retries)
 
+    def _count_claim(self, view, request, row, states, held):
+        """Make the view count a claim its table did not show yet."""
+        # NOTE: _claimed wrote the claim's usage (with its generation)
+        # into the cache's table, which the view reads live: counting it
+        # again would halve the room later instances see. Only if the
+        # view's table missed it (the cache swapped in a grown table
+        # first) must the view count the claim itself.
+        generations = {s.uuid: s.generation for s in states}
+        seen = generations.get(view.uuids[row])
+        if seen is not None and view.table.generation[row] < seen:
+            view.consume(row, request.resources)
+        # the old claim this one replaced: once the table shows it
+        # released, the view's own allowance for it must go
+        for old_row, resources in held:
+            seen = generations.get(view.uuids[old_row])
+            if seen is not None and view.table.generation[old_row] >= seen:
+                view.consume(old_row, resources)
+
+    def _allocation_for(self, view, request, row, rows, unfit):
+        """``{provider: {class: amount}}`` to claim on ``row``, or None.
+
+        A host that is one provider gives everything itself. For a tree
+        (or a host a sharing provider serves) the solver finds which
+        providers give what; if the host picked has no way to fit, every
+        tree still in the running is solved once and the misfits are
+        marked ``unfit``, so the next pass picks among those that do.
+        """
+        trees = view.tree_rows()
+        if not trees[row]:
+            return {view.uuids[row]: request.resources}
+        source = tree_source.HostProviders(view)
+        query = _candidate_query(request)
+        found = allocation_candidates.first_candidate(
+            source, query, view.uuids[row])
+        if found is not None:
+            return found.allocations
+        for other in rows[trees[rows]]:
+            if allocation_candidates.first_candidate(
+                    source, query, view.uuids[other]) is None:
+                unfit[other] = True
+        unfit[row] = True
+        return None
+
     def _selections(self, view, request, cands, claimed, return_alternates,
                     reweigh):
         """``[claimed, alternates…]`` for one claimed instance."""
-        consumer_uuid, row, weight, weighed = claimed
+        consumer_uuid, row, weight, weighed, allocation = claimed
         chosen = selections.build(view, row, consumer_uuid,
-                                  request.resources, weight, claimed=True)
+                                  request.resources, weight, claimed=True,
+                                  allocations=allocation)
         count = self.conf.scheduler.max_attempts - 1
         if not return_alternates or count <= 0:
             return [chosen]
@@ -383,17 +511,45 @@ class SchedulerManager:
         else:
             # one instance: the weighing it was claimed from still holds
             rows, totals = weighed
-        return [chosen] + [
-            selections.build(view, alt, consumer_uuid, request.resources,
-                             alt_weight, claimed=False)
-            for alt, alt_weight in selections.alternates(
-                view, rows, totals, row, count)]
+        return [chosen] + self._alternates(view, request, rows, totals, row,
+                                           consumer_uuid, count)
 
-    def _filter(self, view, request, cands, failed):
+    def _alternates(self, view, request, rows, totals, row, consumer_uuid,
+                    count):
+        trees = view.tree_rows()
+        # a tree alternate needs its own allocation and may not fit: look
+        # a little further down the list for those
+        wanted = count * 3 if trees[rows].any() else count
+        result = []
+        source = None
+        for alt, alt_weight in selections.alternates(view, rows, totals,
+                                                     row, wanted):
+            alt_allocation = None
+            if trees[alt]:
+                source = source or tree_source.HostProviders(view)
+                found = allocation_candidates.first_candidate(
+                    source, _candidate_query(request), view.uuids[alt])
+                if found is None:
+                    continue
+                alt_allocation = found.allocations
+            result.append(selections.build(
+                view, alt, consumer_uuid, request.resources, alt_weight,
+                claimed=False, allocations=alt_allocation))
+            if len(result) >= count:
+                break
+        return result
+
+    def _filter(self, view, request, cands, failed, unfit=None):
         mask = cands.mask & ~failed
+        if unfit is not None:
+            mask &= ~unfit
         outcome = self.filters.run(view, request, mask,
                                    skip_filters=request.forced)
         outcome.removed = list(cands.removed) + outcome.removed
+        if unfit is not None and unfit.any():
+            outcome.removed.append((
+                "no allocation candidate in its provider tree",
+                int((cands.mask & unfit & ~failed).sum())))
         if failed.any():
             outcome.removed.append(("failed to claim",
                                     int((cands.mask & failed).sum())))
@@ -445,10 +601,10 @@ class SchedulerManager:
                  summary)
         raise exception.NoValidHost(reason=summary)
 
-    def _refresh_after_failure(self, request, provider_uuid, exc):
+    def _refresh_after_failure(self, request, allocation, exc):
         """Re-read what the failed claim found changed."""
         for uuid, (generation, usage) in db_providers.usages_by_uuid(
-                self.db, [provider_uuid]).items():
+                self.db, list(allocation)).items():
             self.cache.apply_usage(uuid, generation, usage)
         group = request.instance_group
         if group is not None and isinstance(
@@ -527,6 +683,136 @@ class SchedulerManager:
                      len(states))
         return bool(states)
 
+    # -- Placement's questions ----------------------------------------------
+
+    def get_allocation_candidates(self, spec, limit=1000):
+        """Every way ``spec`` could be allocated now, best hosts first.
+
+        Placement's ``GET /allocation_candidates`` on this worker's cache:
+        the candidate steps and the resource rule apply (no Nova filters),
+        trees and sharing providers are solved exactly, and providers that
+        are no host (a sharing pool) can answer alone.
+
+        :returns: list of AllocationCandidate objects, at most ``limit``
+        :raises: InvalidRequest
+        """
+        request = request_mod.from_spec(
+            spec, [spec.instance_uuid or uuidutils.generate_uuid()],
+            self.lookup)
+        view = self._view()
+        cands = candidates.for_request(view, request, self.conf)
+        fit = resource_filter.ResourceFilter(self.conf)
+        mask = cands.mask & fit.passes_columns(view, request)
+        rows, totals = self._weigh(view, request, mask)
+        order = rows[np.argsort(-totals, kind="stable")]
+        source = tree_source.HostProviders(view)
+        query = _candidate_query(request)
+        trees = view.tree_rows()
+        found = []
+        seen = set()
+
+        def add(candidate):
+            key = _allocation_key(candidate.allocations)
+            if key not in seen:
+                seen.add(key)
+                found.append(candidate)
+            return len(found) >= limit
+
+        for row in order:
+            if not trees[row]:
+                if add(allocation_candidates.AllocationCandidate(
+                        root_uuid=view.uuids[row],
+                        allocations={view.uuids[row]: request.resources},
+                        mappings={g.suffix: (view.uuids[row],)
+                                  for g in request.groups})):
+                    break
+                continue
+            if any(add(c) for c in allocation_candidates.iter_candidates(
+                    source, query, view.uuids[row])):
+                break
+        else:
+            for uuid in view.table.sharing_providers:
+                if any(add(c) for c in allocation_candidates.iter_candidates(
+                        source, query, uuid)):
+                    break
+        return [_candidate_obj(c) for c in found]
+
+    @_database_outage_is_retryable
+    def claim_allocations(self, consumer_uuid, allocation_request,
+                          project_id=None, user_id=None):
+        """Claim exactly ``allocation_request`` for a consumer, replacing
+        what it held (Placement's ``PUT /allocations/{consumer}``).
+
+        :raises: InvalidRequest, CapacityExceeded, ProviderNotFound,
+            ClaimConflict
+        """
+        allocation = _allocation_map(allocation_request)
+        states = self.claimer.claim(consumer_uuid, allocation,
+                                    project_id=project_id, user_id=user_id)
+        self._claimed(states)
+        LOG.info("Claimed for %s on %s", consumer_uuid,
+                 ", ".join(sorted(allocation)))
+        return True
+
+    # -- moves ----------------------------------------------------------------
+
+    @_database_outage_is_retryable
+    def move_claim(self, spec, instance_uuid, migration_uuid,
+                   return_alternates=True):
+        """Choose and claim a destination for a moving instance.
+
+        The instance's current allocations (the source) pass to the
+        migration consumer in the same transaction that claims the
+        destination for the instance, so both stay counted until
+        ``confirm_move`` or ``revert_move``. Resizing on the same host
+        needs room for both, as with Placement. Calling it again (a lost
+        reply) replaces the destination and leaves the source alone.
+
+        :returns: ``[claimed, alternates…]`` for the instance
+        :raises: InvalidRequest, NoValidHost (nothing changed)
+        """
+        if instance_uuid == migration_uuid:
+            raise exception.InvalidRequest(
+                reason="the migration uuid must differ from the instance's")
+        request = request_mod.from_spec(spec, [instance_uuid], self.lookup)
+        view = self._view()
+        held = {}
+        if self.claimer.allocations_of([migration_uuid]):
+            # a retried move: the destination claimed before is the
+            # instance's to replace; the source stays with the migration
+            held = self._count_out_previous_claims(view, request,
+                                                   [instance_uuid])
+        cands = candidates.for_request(view, request, self.conf)
+        claim = functools.partial(self.claimer.move_claim,
+                                  migration_uuid=migration_uuid)
+        claimed = self._claim_one(view, request, cands, instance_uuid,
+                                  held.get(instance_uuid, ()), claim=claim)
+        placed = self._selections(view, request, cands, claimed,
+                                  return_alternates, reweigh=False)
+        LOG.info("Move of %s (migration %s): destination %s claimed",
+                 instance_uuid, migration_uuid, placed[0].service_host)
+        return placed
+
+    @_database_outage_is_retryable
+    def confirm_move(self, migration_uuid):
+        """Free the source a move held; False if there was nothing."""
+        states = self.claimer.confirm_move(migration_uuid)
+        self._claimed(states)
+        LOG.info("Move %s confirmed: %s", migration_uuid,
+                 "source freed" if states else "nothing held")
+        return bool(states)
+
+    @_database_outage_is_retryable
+    def revert_move(self, instance_uuid, migration_uuid):
+        """Give the instance its source back and free the destination;
+        False when the migration held nothing (already reverted or
+        confirmed)."""
+        states = self.claimer.revert_move(instance_uuid, migration_uuid)
+        self._claimed(states)
+        LOG.info("Move %s of %s reverted: %s", migration_uuid, instance_uuid,
+                 "source restored" if states else "nothing held")
+        return bool(states)
+
     # -- operators --------------------------------------------------------
 
     def explain(self, spec, limit=10):
@@ -591,6 +877,16 @@ class SchedulerManager:
             **self.cache.report_ages())
 
 
+def _candidate_query(request):
+    """The request as the allocation-candidates solver takes it."""
+    return request.memo("candidate query", lambda: (
+        allocation_candidates.CandidateQuery(
+            groups=request.groups, group_policy=request.group_policy,
+            same_subtree=request.same_subtree,
+            root_required=request.root_required,
+            root_forbidden=request.root_forbidden)))
+
+
 def _group_claim(request):
     group = request.instance_group
     if group is None or not group.is_hard:
@@ -609,6 +905,7 @@ def _validate_node(node):
     _validate_inventories(node)
     for trait in node.traits:
         request_mod.validate_trait(trait)
+    _validate_children(node)
 
 
 def _validate_identity(node):
@@ -675,4 +972,123 @@ def _report_from_row(host):
         pci_pools=tuple(
             pci_mod.Pool.from_obj(objects_base.GanttObject
                                   .obj_from_primitive(p))
-            for p in details.get("pci_pools", [])))
+            for p in details.get("pci_pools", [])),
+        children=tuple(_stored_provider(c, host.uuid)
+                       for c in host.children))
+
+
+def _validate_provider(provider, parents=None):
+    """A provider of a report (child or standalone), checked like a node."""
+    for field in ("uuid", "name"):
+        if not provider.obj_attr_is_set(field):
+            raise exception.InvalidRequest(
+                reason="ResourceProvider.%s is required" % field)
+    if not 0 < len(provider.name) <= _MAX_LENGTH["nodename"]:
+        raise exception.InvalidRequest(
+            reason="ResourceProvider.name must be 1 to %d characters"
+                   % _MAX_LENGTH["nodename"])
+    if parents is not None and provider.parent_provider_uuid not in parents:
+        raise exception.InvalidRequest(
+            reason="provider %s names parent %s, which is not reported "
+                   "before it in the same tree"
+                   % (provider.uuid, provider.parent_provider_uuid))
+    for agg in provider.aggregates:
+        if not uuidutils.is_uuid_like(agg):
+            raise exception.InvalidRequest(
+                reason="aggregate %r is not a uuid" % (agg,))
+    _validate_inventories(provider)
+    for trait in provider.traits:
+        request_mod.validate_trait(trait)
+
+
+def _validate_children(node):
+    """The tree under a node: known parents, no repeats, valid content."""
+    parents = {node.uuid}
+    for child in node.child_providers:
+        if child.uuid in parents:
+            raise exception.InvalidRequest(
+                reason="provider %s appears twice in the tree of %s"
+                       % (child.uuid, node.host))
+        _validate_provider(child, parents)
+        parents.add(child.uuid)
+
+
+def _report_result(uuid, applied, saved):
+    """A ReportResult; refusals keyed by class for the reported provider,
+    ``<child uuid>:<class>`` for a child (``<child uuid>`` alone when a
+    removed child had to stay because it holds allocations)."""
+    refused = {}
+    for provider, reasons in saved.refused.items():
+        for rc, reason in reasons.items():
+            if provider == uuid:
+                key = rc
+            elif rc == "provider":
+                key = provider
+            else:
+                key = "%s:%s" % (provider, rc)
+            refused[key] = reason
+    return provider_obj.ReportResult(
+        provider_uuid=uuid, applied=bool(applied),
+        generation=saved.generations.get(uuid), refused=refused)
+
+
+def _with_stored_inventories(report, stored):
+    """``report`` with the inventories the database holds."""
+    changes = {}
+    if report.uuid in stored and stored[report.uuid] != report.inventories:
+        changes["inventories"] = stored[report.uuid]
+    if any(c.uuid in stored for c in report.children):
+        changes["children"] = tuple(
+            dataclasses.replace(c, inventories=stored[c.uuid])
+            if c.uuid in stored else c for c in report.children)
+    return dataclasses.replace(report, **changes) if changes else report
+
+
+def _stored_provider(stored, root_uuid):
+    """A provider_tree.Provider from a database StoredProvider."""
+    return provider_tree.Provider(
+        uuid=stored.uuid, name=stored.name, parent_uuid=stored.parent_uuid,
+        root_uuid=root_uuid, inventories=dict(stored.inventories),
+        traits=frozenset(stored.traits),
+        aggregates=frozenset(stored.aggregates))
+
+
+def _allocation_key(allocations):
+    return tuple(sorted((uuid, tuple(sorted(amounts.items())))
+                        for uuid, amounts in allocations.items()))
+
+
+def _candidate_obj(candidate):
+    return provider_obj.AllocationCandidate(
+        root_provider_uuid=candidate.root_uuid,
+        allocation_request=selections.tree_allocation_request(
+            candidate.allocations),
+        mappings={suffix: list(uuids)
+                  for suffix, uuids in candidate.mappings.items()})
+
+
+def _allocation_map(allocation_request):
+    """An AllocationRequest checked: ``{provider: {class: amount}}``."""
+    result = {}
+    for item in allocation_request.allocations:
+        if item.resource_provider_uuid in result:
+            raise exception.InvalidRequest(
+                reason="provider %s appears twice in the allocation request"
+                       % item.resource_provider_uuid)
+        amounts = {}
+        for rc, amount in item.resources.items():
+            request_mod.validate_resource_class(rc)
+            if amount <= 0:
+                raise exception.InvalidRequest(
+                    reason="%s: amounts must be positive, got %d"
+                           % (rc, amount))
+            amounts[rc] = amount
+        if not amounts:
+            raise exception.InvalidRequest(
+                reason="provider %s is given no resources"
+                       % item.resource_provider_uuid)
+        result[item.resource_provider_uuid] = amounts
+    if not result:
+        raise exception.InvalidRequest(reason="the allocation request is "
+                                              "empty")
+    return result

@@ -96,6 +96,16 @@ class ResourceRequest:
     image_id: str | None = None
     # what plugins derive from the request once (PCI requests…), by name
     derived: dict = dataclasses.field(default_factory=dict)
+    # Placement's same_subtree (frozensets of suffixes) and root traits
+    same_subtree: tuple = ()
+    root_required: frozenset = frozenset()
+    root_forbidden: frozenset = frozenset()
+
+    @property
+    def needs_tree_features(self):
+        """Whether a lone provider could answer differently than its
+        columns say (granular groups spread over a tree need the solver)."""
+        return len(self.groups) > 1 or bool(self.same_subtree)
 
     @property
     def forced(self):
@@ -275,6 +285,7 @@ def from_spec(spec, instance_uuids, lookup):
         raise exception.InvalidRequest(
             reason="the request asks for no resources at all")
     hints = dict(spec.scheduler_hints)
+    same_subtree, root_required, root_forbidden = _tree_options(spec, groups)
     return ResourceRequest(
         spec=spec, groups=groups,
         group_policy=spec.group_policy or "none",
@@ -290,4 +301,38 @@ def from_spec(spec, instance_uuids, lookup):
         extra_specs=dict(spec.flavor.extra_specs),
         image_properties=image_props,
         hints=hints, numa=topology, project_id=spec.project_id,
-        image_id=spec.image.id if spec.image else None)
+        image_id=spec.image.id if spec.image else None,
+        same_subtree=same_subtree, root_required=root_required,
+        root_forbidden=root_forbidden)
+
+
+def _tree_options(spec, groups):
+    """same_subtree, root_required and root_forbidden, validated as
+    Placement validates them (every suffix named must exist; a group with
+    no resources is only meaningful inside a same_subtree)."""
+    suffixes = {g.suffix for g in groups}
+    same_subtree = []
+    for names in spec.same_subtree:
+        wanted = frozenset(n or "" for n in names)
+        unknown = sorted(wanted - suffixes)
+        if unknown or "" in wanted:
+            raise exception.InvalidRequest(
+                reason="same_subtree names %s, which is not the suffix of "
+                       "a request group" % ",".join(unknown or ["''"]))
+        if len(wanted) > 1:
+            same_subtree.append(wanted)
+    in_subtree = frozenset().union(*same_subtree)
+    for group in groups:
+        if group.suffix and not group.resources and (
+                group.suffix not in in_subtree):
+            raise exception.InvalidRequest(
+                reason="request group %r has no resources and is in no "
+                       "same_subtree" % group.suffix)
+    root_required = frozenset(map(validate_trait, spec.root_required))
+    root_forbidden = frozenset(map(validate_trait, spec.root_forbidden))
+    both = root_required & root_forbidden
+    if both:
+        raise exception.InvalidRequest(
+            reason="root traits both required and forbidden: %s"
+                   % ",".join(sorted(both)))
+    return tuple(same_subtree), root_required, root_forbidden

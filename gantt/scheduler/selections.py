@@ -12,8 +12,21 @@ def allocation_request(provider_uuid, resources):
                                      resources=dict(resources))])
 
 
-def build(view, row, consumer_uuid, resources, weight, claimed):
-    """A Selection for ``row`` of ``view``."""
+def tree_allocation_request(allocations):
+    """``{provider uuid: {class: amount}}`` as an AllocationRequest."""
+    return selection_obj.AllocationRequest(allocations=[
+        selection_obj.AllocationItem(resource_provider_uuid=uuid,
+                                     resources=dict(amounts))
+        for uuid, amounts in sorted(allocations.items())])
+
+
+def build(view, row, consumer_uuid, resources, weight, claimed,
+          allocations=None):
+    """A Selection for ``row`` of ``view``.
+
+    :param allocations: which provider gives what, when the host is a tree
+        or served by a sharing provider; None: the host gives everything
+    """
     limits = {}
     for rc in resources:
         col = view.rc_column(rc)
@@ -23,7 +36,9 @@ def build(view, row, consumer_uuid, resources, weight, claimed):
         service_host=view.hosts[row], nodename=view.nodenames[row],
         compute_node_uuid=view.uuids[row], cell_uuid=view.cell_uuid(row),
         weight=float(weight), limits=limits,
-        allocation_request=allocation_request(view.uuids[row], resources),
+        allocation_request=(
+            tree_allocation_request(allocations) if allocations is not None
+            else allocation_request(view.uuids[row], resources)),
         consumer_uuid=consumer_uuid, claimed=claimed)
 
 

@@ -89,3 +89,16 @@ def check(db):
             anti_affinity_broken=rows(ANTI_AFFINITY),
             affinity_broken=rows(AFFINITY),
             allocated={r[0] for r in rows(CONSUMERS_WITH_ALLOCATIONS)})
+
+
+def allocations(db):
+    """``{consumer: {(provider uuid, class): used}}`` read with plain SQL."""
+    rows = sa.text(
+        "SELECT a.consumer_uuid, rp.uuid, a.resource_class, a.used "
+        "FROM allocations a JOIN resource_providers rp "
+        "ON rp.id = a.resource_provider_id")
+    result = {}
+    with db.engine.connect() as conn:
+        for consumer, rp, rc, used in conn.execute(rows):
+            result.setdefault(consumer, {})[(rp, rc)] = used
+    return result

@@ -16,22 +16,10 @@ from gantt import exception
 from gantt import rpcapi
 from gantt.objects import request_spec
 from gantt.tests import factories as f
+from gantt.tests.functional import invariants
 
 CELL_A = str(uuid.UUID(int=0xA))
 CELL_B = str(uuid.UUID(int=0xB))
-
-
-def _allocations(db):
-    """``{consumer: {(provider uuid, class): used}}`` read with plain SQL."""
-    rows = sa.text(
-        "SELECT a.consumer_uuid, rp.uuid, a.resource_class, a.used "
-        "FROM allocations a JOIN resource_providers rp "
-        "ON rp.id = a.resource_provider_id")
-    result = {}
-    with db.engine.connect() as conn:
-        for consumer, rp, rc, used in conn.execute(rows):
-            result.setdefault(consumer, {})[(rp, rc)] = used
-    return result
 
 
 def _report_fleet(daemon, count=12, cells=(CELL_A, CELL_B), **kwargs):
@@ -68,7 +56,7 @@ def test_place_with_anti_affinity_reclaim_and_release(daemon):
         (sels[0].compute_node_uuid, "VCPU"): 2,
         (sels[0].compute_node_uuid, "MEMORY_MB"): 4096,
         (sels[0].compute_node_uuid, "DISK_GB"): 40} for sels in lists}
-    assert _allocations(daemon.database) == expected
+    assert invariants.allocations(daemon.database) == expected
 
     # the build on the first host fails: the cell conductor re-claims
     failed = lists[0]
@@ -77,14 +65,14 @@ def test_place_with_anti_affinity_reclaim_and_release(daemon):
     assert moved.claimed
     assert moved.service_host != failed[0].service_host
     assert moved.service_host not in claimed_hosts   # anti-affinity holds
-    allocs = _allocations(daemon.database)[failed[0].consumer_uuid]
+    allocs = invariants.allocations(daemon.database)[failed[0].consumer_uuid]
     assert {rp for rp, _rc in allocs} == {moved.compute_node_uuid}
 
     # release frees everything, and twice is harmless
     for sels in lists:
         assert daemon.client.release(None, sels[0].consumer_uuid) is True
     assert daemon.client.release(None, uuids[0]) is False
-    assert _allocations(daemon.database) == {}
+    assert invariants.allocations(daemon.database) == {}
 
 
 def test_reclaim_exhausted_leaves_nothing_allocated(daemon):
@@ -97,7 +85,7 @@ def test_reclaim_exhausted_leaves_nothing_allocated(daemon):
         None, f.request(big, force_hosts=[sels[1].service_host]), f.uuids(1))
     with pytest.raises(exception.MaxRetriesExceeded):
         daemon.client.reclaim(None, uuids[0], sels[0], sels[1:])
-    assert uuids[0] not in _allocations(daemon.database)
+    assert uuids[0] not in invariants.allocations(daemon.database)
 
 
 def test_no_valid_host_explains_itself(daemon):
@@ -120,7 +108,7 @@ def test_multi_instance_request_is_all_or_nothing(daemon):
     spec = f.request(f.flavor(memory_mb=8192, root_gb=1), num_instances=4)
     with pytest.raises(exception.NoValidHost):
         daemon.client.select_destinations(None, spec, f.uuids(4))
-    assert _allocations(daemon.database) == {}
+    assert invariants.allocations(daemon.database) == {}
     lists = daemon.client.select_destinations(
         None, f.request(f.flavor(memory_mb=8192, root_gb=1),
                         num_instances=3), f.uuids(3))
@@ -133,7 +121,7 @@ def test_retried_call_replaces_the_claim(daemon):
     spec = f.request(f.flavor(vcpus=4, memory_mb=1024, root_gb=10))
     daemon.client.select_destinations(None, spec, uuids)
     daemon.client.select_destinations(None, spec, uuids)
-    allocs = _allocations(daemon.database)
+    allocs = invariants.allocations(daemon.database)
     assert list(allocs) == uuids
     assert sorted(allocs[uuids[0]].values()) == [4, 10, 1024]
 
@@ -215,7 +203,7 @@ def test_sigterm_finishes_in_flight_calls(daemon):
     caller.start()
     # wait until the request is being claimed, then ask the daemon to stop
     deadline = time.monotonic() + 20
-    while not _allocations(daemon.database):
+    while not invariants.allocations(daemon.database):
         assert time.monotonic() < deadline, "the request never started"
         time.sleep(0.005)
     code = daemon.stop()
@@ -224,4 +212,4 @@ def test_sigterm_finishes_in_flight_calls(daemon):
     assert "Worker stopped" in daemon.log()
     # the in-flight call was finished and answered, not cut short
     assert len(results) == 1 and len(results[0]) == 150
-    assert set(_allocations(daemon.database)) == set(uuids)
+    assert set(invariants.allocations(daemon.database)) == set(uuids)

@@ -89,8 +89,12 @@ def test_inventory_below_usage_is_refused_for_that_class_only(sqlite_db):
     result = _save(sqlite_db, sequence=2, vcpus=4, memory_mb=2048,
                    disk_gb=50)
     assert result.applied is True
-    assert set(result.refused) == {"VCPU"}
-    assert "6 in use exceeds the new capacity 4" in result.refused["VCPU"]
+    assert set(result.refused) == {H1}
+    assert set(result.refused[H1]) == {"VCPU"}
+    assert "6 in use exceeds the new capacity 4" in result.refused[H1]["VCPU"]
+    # the cache must learn what the database kept
+    assert result.stored_inventories[H1]["VCPU"][0] == 8
+    assert result.stored_inventories[H1]["MEMORY_MB"][0] == 2048
     host = _stored(sqlite_db)
     assert {rc: inv[0] for rc, inv in host.inventories.items()} == {
         "VCPU": 8, "MEMORY_MB": 2048, "DISK_GB": 50}
@@ -104,7 +108,8 @@ def test_removing_a_class_in_use_is_refused(sqlite_db):
     with sqlite_db.begin() as conn:
         allocations.claim(conn, VM1, {H1: {"CUSTOM_GPU": 1}})
     result = _save(sqlite_db, sequence=2)
-    assert set(result.refused) == {"CUSTOM_GPU"}
+    assert result.refused == {H1: {
+        "CUSTOM_GPU": "1 in use exceeds the new capacity 0"}}
     assert "CUSTOM_GPU" in _stored(sqlite_db).inventories
 
 

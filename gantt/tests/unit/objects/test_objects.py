@@ -13,6 +13,7 @@ from gantt.objects import explain
 from gantt.objects import host_state
 from gantt.objects import numa
 from gantt.objects import pci
+from gantt.objects import provider
 from gantt.objects import request_spec
 from gantt.objects import selection
 from gantt.objects import statistics
@@ -22,6 +23,7 @@ from gantt.tests import factories
 objects.register_all()
 
 HOST_UUID = factories.host_uuid("node1")
+CHILD_UUID = factories.host_uuid("node1_pf0")
 CELL_UUID = "4c7d3bd2-7c2c-4b3e-9d0f-2a5c1f0e9a11"
 GROUP_UUID = "0b7a3d2e-8f9c-4c1d-a2b3-c4d5e6f70819"
 CONSUMER_UUID = "9d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6"
@@ -43,7 +45,8 @@ expected = {
     "AllocationItem": "1.0-2518ad18efadef6fcbbdac74aa8f943a",
     "AllocationRequest": "1.0-534a21cca5d1cd0a62f43d73081fc952",
     "Aggregate": "1.0-b5b1fc44ea289c4c288cb090da88c1dc",
-    "ComputeNode": "1.2-699467979fe87457b42e58817c69b81c",
+    "AllocationCandidate": "1.0-e0b9fb2bad2bfa3ab9736a2d24144ba6",
+    "ComputeNode": "1.3-dd747c821519f0b075c85a740d3afcb3",
     "Destination": "1.0-75710506e044d25e65182618a60cd586",
     "Explanation": "1.0-2c7e9d18d249fa408321fc4371d1924c",
     "FilterStep": "1.0-c9236948c3b56f8d5b8fbf510b996d38",
@@ -57,7 +60,10 @@ expected = {
     "PciDevicePool": "1.0-5d5c200614c9afcdcc0c43f52a3e6c7a",
     "ProviderUsage": "1.1-33803896cc0d0447c17a898c18b636aa",
     "RequestGroup": "1.0-39a4d91b1578524e46307139b2bd7e28",
-    "RequestSpec": "1.0-a8695a1a901692682cf7bcb62ac9882e",
+    "ProviderReport": "1.0-0311f01bdf23eaa8c6ffbd4f368e9c19",
+    "ReportResult": "1.0-5f0a32199d7e71cac6dfba3b692e7711",
+    "RequestSpec": "1.1-d35321a0de4a0c54009a5e492d06fba9",
+    "ResourceProvider": "1.0-7b419e572bf2d1fedb8941ccdbfe3fc0",
     "ResourceUsage": "1.0-2536df9d6eb65112b05b2977babdb5f5",
     "SchedulerStatistics": "1.1-5a56cbe719ad23650f2a1259b40209fd",
     "Selection": "1.0-078535b8d261f06db41caf09c54337dd",
@@ -68,6 +74,8 @@ expected = {
 # is bumped, bump the parent too and update this tree. (oslo's checker only
 # follows ObjectField children, not ListOfObjectsField ones.)
 expected_relationships = {
+    "AllocationCandidate": {"AllocationRequest": "1.0"},
+    "ProviderReport": {"ResourceProvider": "1.0"},
     "RequestSpec": {"Destination": "1.0", "Flavor": "1.0",
                     "ImageMeta": "1.0", "InstanceGroup": "1.0"},
     "Selection": {"AllocationRequest": "1.0"},
@@ -123,6 +131,8 @@ def _request_spec():
             member_of=[["agg-1", "agg-2"]],
             forbidden_aggregates=["agg-3"], in_tree=HOST_UUID)],
         group_policy="isolate", availability_zone="az1",
+        same_subtree=[["1", "_NET"]], root_required=["CUSTOM_ROOT"],
+        root_forbidden=["CUSTOM_OLD"],
         instance_group=request_spec.InstanceGroup(
             uuid=GROUP_UUID, name="g", policy="anti-affinity",
             rules={"max_server_per_host": "2"}, members=[CONSUMER_UUID],
@@ -151,7 +161,23 @@ def _compute_node():
         updated_at=datetime.datetime(2026, 1, 2, 3, 4, 5,
                                      tzinfo=datetime.UTC),
         instance_uuids=[CONSUMER_UUID],
-        numa_cells=[_numa_cell()], pci_pools=[_pci_pool()])
+        numa_cells=[_numa_cell()], pci_pools=[_pci_pool()],
+        child_providers=[_child_provider()])
+
+
+def _child_provider():
+    return provider.ResourceProvider(
+        uuid=CHILD_UUID, name="node1_pf0", parent_provider_uuid=HOST_UUID,
+        inventories=[compute_node.Inventory(resource_class="SRIOV_NET_VF",
+                                            total=8)],
+        traits=["CUSTOM_PHYSNET_A"], aggregates=["agg-1"])
+
+
+def _allocation_candidate():
+    return provider.AllocationCandidate(
+        root_provider_uuid=HOST_UUID,
+        allocation_request=_allocation_request(),
+        mappings={"": [HOST_UUID], "_NET": [CHILD_UUID]})
 
 
 def _numa_cell():
@@ -194,6 +220,13 @@ SAMPLES = {
         metadata={"availability_zone": "az1"}),
     "AllocationItem": lambda: _allocation_request().allocations[0],
     "AllocationRequest": _allocation_request,
+    "AllocationCandidate": _allocation_candidate,
+    "ProviderReport": lambda: provider.ProviderReport(
+        provider=_child_provider(), report_sequence=7, force=True),
+    "ReportResult": lambda: provider.ReportResult(
+        provider_uuid=HOST_UUID, applied=True, generation=4,
+        refused={"DISK_GB": "900 in use exceeds the new capacity 500"}),
+    "ResourceProvider": _child_provider,
     "ComputeNode": _compute_node,
     "Destination": lambda: _request_spec().requested_destination,
     "Explanation": _explanation,
@@ -267,8 +300,12 @@ def test_primitive_round_trip_at_every_version(name):
 
 #: older versions still spoken, and the fields they do not know
 OLDER = {
-    "ComputeNode": [("1.1", ("numa_cells", "pci_pools")),
-                    ("1.0", ("instance_uuids", "numa_cells", "pci_pools"))],
+    "ComputeNode": [("1.2", ("child_providers",)),
+                    ("1.1", ("numa_cells", "pci_pools", "child_providers")),
+                    ("1.0", ("instance_uuids", "numa_cells", "pci_pools",
+                             "child_providers"))],
+    "RequestSpec": [("1.0", ("same_subtree", "root_required",
+                             "root_forbidden"))],
     "ProviderUsage": [("1.0", ("changed_at",))],
     "SchedulerStatistics": [("1.0", ("peer_updates", "peer_lag_p50_ms",
                                      "peer_lag_p99_ms", "oldest_report_s",

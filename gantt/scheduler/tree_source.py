@@ -1,0 +1,104 @@
+"""HostProviders: a view's hosts as the allocation-candidates solver sees
+them.
+
+Hosts that are provider trees, and standalone providers, live in the
+cache's :class:`~gantt.scheduler.provider_tree.ProviderIndex`. A host that
+is one provider is not copied there (100k copies would cost memory for
+nothing): when the solver asks for it, it is built from its columns. The
+root's aggregates are always those of its row, which include the
+aggregates operators list the host in, not only those its agent reports.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from gantt.scheduler import provider_tree
+
+
+class HostProviders:
+    """The provider source the solver reads, for one request's view."""
+
+    def __init__(self, view):
+        self._view = view
+        table = view.table
+        self._index = table.providers
+        self._sharing = tuple(p for p in map(self._index.get,
+                                             table.sharing_providers)
+                              if p is not None)
+
+    def get(self, uuid):
+        node = self._index.get(uuid)
+        if node is not None:
+            return node
+        row = self._view.row_of(uuid)
+        return None if row is None else self._plain(row)
+
+    def tree(self, root_uuid):
+        row = self._view.row_of(root_uuid)
+        providers = self._index.tree(root_uuid)
+        if providers:
+            if row is None:
+                return providers   # a standalone provider
+            root = providers[0]
+            aggregates = self._aggregates(row)
+            if aggregates != root.aggregates:
+                root = dataclasses.replace(root, aggregates=aggregates)
+            return (root,) + tuple(providers[1:])
+        if row is None:
+            return ()
+        return (self._plain(row),)
+
+    def sharing_for(self, root_uuid):
+        aggregates = frozenset().union(
+            *(p.aggregates for p in self.tree(root_uuid)))
+        return tuple(p for p in self._sharing
+                     if p.root_uuid != root_uuid and p.aggregates
+                     & aggregates)
+
+    def roots(self):
+        return list(self._view.uuids) + [
+            p.uuid for p in self._sharing]
+
+    def is_simple(self, root_uuid):
+        return len(self.tree(root_uuid)) == 1 and not self.sharing_for(
+            root_uuid)
+
+    def trees_sharing(self, sharing_uuid):
+        return self._index.trees_sharing(sharing_uuid)
+
+    # -- plain hosts ----------------------------------------------------------
+
+    def _aggregates(self, row):
+        t = self._view.table
+        width = min(len(t.aggregates_index), t.aggregates.shape[1])
+        names = t.aggregates_index.names
+        return frozenset(names[c] for c in np.flatnonzero(
+            t.aggregates[row, :width]))
+
+    def _plain(self, row):
+        t = self._view.table
+        names = t.resource_classes.names
+        consumed = self._view.consumed_at(row)
+        inventories = {}
+        usage = {}
+        for col in np.flatnonzero(t.has_inventory[row, :len(names)]):
+            rc = names[col]
+            inventories[rc] = (
+                int(t.total[row, col]), int(t.reserved[row, col]),
+                int(t.min_unit[row, col]), int(t.max_unit[row, col]),
+                int(t.step_size[row, col]),
+                float(t.allocation_ratio[row, col]))
+            used = (int(t.used[row, col]) + int(t.pending[row, col])
+                    + consumed.get(col, 0))
+            if used:
+                usage[rc] = used
+        width = min(len(t.traits_index), t.traits.shape[1])
+        traits = frozenset(t.traits_index.names[c] for c in np.flatnonzero(
+            t.traits[row, :width]))
+        uuid = t.uuids[row]
+        return provider_tree.Provider(
+            uuid=uuid, name=t.nodenames[row], parent_uuid=None,
+            root_uuid=uuid, generation=int(t.generation[row]),
+            inventories=inventories, usage=usage, traits=traits,
+            aggregates=self._aggregates(row))

@@ -1,0 +1,101 @@
+"""The manager on provider trees and sharing providers (SQLite)."""
+
+import uuid
+
+import pytest
+
+from gantt import exception
+from gantt.objects import provider
+from gantt.tests import factories as f
+from gantt.tests.functional import test_provider_trees as trees
+
+POOL_AGG = str(uuid.UUID(int=0x77))
+
+
+def _held(manager, consumer):
+    return manager.claimer.consumer_allocations(consumer)
+
+
+def test_tree_host_claims_on_the_children(manager):
+    node = trees.tree_node("t1")
+    result = manager.report_resource_stats(node)
+    assert result.applied and result.refused == {}
+    consumer = str(uuid.uuid4())
+    sels = manager.select_destinations(
+        trees._vm_with_vf("CUSTOM_PHYSNET_B"), [consumer])[0]
+    numa1, pf1 = f.host_uuid("t1-numa1"), f.host_uuid("t1-pf1")
+    want = {node.uuid: {"DISK_GB": 10},
+            numa1: {"VCPU": 2, "MEMORY_MB": 2048}, pf1: {"SRIOV_NET_VF": 1}}
+    assert sels[0].allocation_request.as_mapping() == want
+    assert _held(manager, consumer) == want
+    # the cache's row holds the tree's sums, usage included
+    state = manager.get_host_states(["t1"])[0]
+    used = {r.resource_class: (r.total, r.used) for r in state.resources}
+    assert used["VCPU"] == (16, 2) and used["SRIOV_NET_VF"] == (8, 1)
+
+
+def test_tree_fills_up_then_says_why(manager):
+    manager.report_resource_stats(trees.tree_node("t2"))
+    for _ in range(4):
+        manager.select_destinations(trees._vm_with_vf("CUSTOM_PHYSNET_A"),
+                                    [str(uuid.uuid4())])
+    with pytest.raises(exception.NoValidHost) as err:
+        manager.select_destinations(trees._vm_with_vf("CUSTOM_PHYSNET_A"),
+                                    [str(uuid.uuid4())])
+    assert "no allocation candidate in its provider tree" in str(err.value)
+
+
+def test_a_restarted_worker_loads_trees_and_pools(conf, manager):
+    manager.report_resource_stats(trees.tree_node("t3"))
+    manager.update_provider(trees._pool_report())
+    consumer = str(uuid.uuid4())
+    manager.select_destinations(trees._vm_with_vf("CUSTOM_PHYSNET_B"),
+                                [consumer])
+    from gantt.scheduler import manager as manager_mod
+    fresh = manager_mod.SchedulerManager(conf, manager.db)
+    fresh.load_cache()
+    index = fresh.cache.table.providers
+    assert len(index.tree(f.host_uuid("t3"))) == 5
+    assert index.get(trees.POOL).sharing
+    pf1 = index.get(f.host_uuid("t3-pf1"))
+    assert pf1.usage == {"SRIOV_NET_VF": 1}
+
+
+def test_pool_serves_diskless_hosts(manager):
+    node = f.compute_node_obj("dl1", aggregates=[trees.POOL_AGG])
+    node.inventories = [i for i in node.inventories
+                        if i.resource_class != "DISK_GB"]
+    manager.update_resource_stats(node)
+    manager.update_provider(trees._pool_report(total=100))
+    consumer = str(uuid.uuid4())
+    sels = manager.select_destinations(
+        f.request(f.flavor(vcpus=1, memory_mb=512, root_gb=60)), [consumer])
+    assert sels[0][0].allocation_request.as_mapping() == {
+        node.uuid: {"VCPU": 1, "MEMORY_MB": 512},
+        trees.POOL: {"DISK_GB": 60}}
+    # 60 of 100 GB used: another 60 GB does not fit in the pool
+    with pytest.raises(exception.NoValidHost):
+        manager.select_destinations(
+            f.request(f.flavor(vcpus=1, memory_mb=512, root_gb=60)),
+            [str(uuid.uuid4())])
+    found = manager.get_allocation_candidates(
+        f.request(f.flavor(vcpus=0, memory_mb=0, root_gb=40)))
+    assert [c.allocation_request.as_mapping() for c in found] == [
+        {trees.POOL: {"DISK_GB": 40}}]
+
+
+def test_invalid_child_is_refused(manager):
+    node = trees.tree_node("t4")
+    node.child_providers[0].traits = ["NOT_A_TRAIT"]
+    with pytest.raises(exception.InvalidRequest, match="NOT_A_TRAIT"):
+        manager.report_resource_stats(node)
+    assert manager.get_host_states(["t4"]) == []
+
+
+def test_standalone_provider_report_is_sequence_guarded(manager):
+    assert manager.update_provider(trees._pool_report(sequence=5)).applied
+    stale = manager.update_provider(trees._pool_report(total=5, sequence=4))
+    assert not stale.applied
+    assert manager.cache.table.providers.get(trees.POOL).capacity(
+        "DISK_GB") == 1000
+    assert isinstance(stale, provider.ReportResult)
