@@ -7,14 +7,17 @@ shared storage pool, for example) is its own root, reported on its own
 (``save_provider``) and marked by a ``provider_reports`` row instead of a
 ``host_reports`` one.
 
-Locking: once a report has won its sequence guard, the rows of every
-provider of its tree are locked (``SELECT … FOR UPDATE``) before their
-usage is read. A claim compares-and-swaps a provider's generation before it
-writes allocations, so a claim that has not swapped yet waits on that lock
-and then fails if the save bumped the generation, and one that has swapped
-already has committed when the save reads the usage. MariaDB's
-repeatable-read snapshot is older than those locks, so every read after
-them is a locking read too (it sees the latest committed rows).
+Locking: a report is stored in two transactions. The first only looks the
+root up (and inserts a new tree whole). The second starts with writes and
+locks: the sequence guard's UPDATE, then ``SELECT … FOR UPDATE`` of every
+provider row of the tree, and only then reads inventories and usage. A
+claim compares-and-swaps a provider's generation before it writes
+allocations, so a claim that has not swapped yet waits on that lock (and
+then fails if the save bumped the generation), and one that has swapped
+has committed before the save reads. On MariaDB, whose repeatable-read
+snapshot is taken at a transaction's first plain read, no plain read may
+come before those locks, or the save could miss a claim committed in
+between and cut an inventory below its usage.
 """
 
 import collections
@@ -217,47 +220,57 @@ def save_report(db, node, received_at=None, force=False):
     received_at = received_at or timeutils.utcnow()
     children = tree_order(node.uuid, node.child_providers)
     try:
-        with db.begin() as conn:
-            return _save_tree(conn, node, children, received_at, force)
+        return _save_tree(db, node, children, received_at, force)
     except db_exc.DBDuplicateEntry:
-        pass
-    # another worker inserted this new host (or one of its providers) at
-    # the same moment: try once more, now that its rows are committed
+        # another worker inserted this new host (or one of its providers)
+        # at the same moment: once more, now that its rows are committed
+        return _save_tree(db, node, children, received_at, force)
+
+
+def _save_tree(db, node, children, received_at, force):
     with db.begin() as conn:
-        return _save_tree(conn, node, children, received_at, force)
-
-
-def _save_tree(conn, node, children, received_at, force):
-    row = conn.execute(
-        sa.select(RP.c.id, RP.c.root_provider_id,
-                  REPORTS.c.resource_provider_id.label("report_id"))
-        .outerjoin(REPORTS, REPORTS.c.resource_provider_id == RP.c.id)
-        .where(RP.c.uuid == node.uuid)).first()
-    if row is None:
-        return _insert_tree(conn, node, children, received_at)
-    if row.report_id is None:
+        row = _lookup(conn, node.uuid)
+        if row is None:
+            return _insert_tree(conn, node, children, received_at)
+    if row.host_report is None:
         raise _invalid("resource provider %s is not a compute node but %s"
                        % (node.uuid, _role(row)))
-    won = conn.execute(
-        REPORTS.update()
-        .where(REPORTS.c.resource_provider_id == row.id)
-        .where(REPORTS.c.report_sequence < node.report_sequence)
-        .values(**_report_row(node, received_at))).rowcount
-    writer = _TreeWriter(conn, row.id, node.uuid, received_at, force)
-    if not won:
-        return writer.lost()
-    writer.lock([c.uuid for c in children])
-    writer.check_owners(children)
-    writer.upsert(node, None, node.nodename)
-    for child in children:
-        writer.upsert(child, child.parent_provider_uuid, child.name)
-    writer.remove_others()
-    return writer.apply()
+    with db.begin() as conn:
+        # writes and locks first: see the module's docstring
+        won = conn.execute(
+            REPORTS.update()
+            .where(REPORTS.c.resource_provider_id == row.id)
+            .where(REPORTS.c.report_sequence < node.report_sequence)
+            .values(**_report_row(node, received_at))).rowcount
+        writer = _TreeWriter(conn, row.id, node.uuid, received_at, force)
+        if not won:
+            return writer.lost()
+        writer.lock()
+        writer.check_owners(children)
+        writer.upsert(node, None, node.nodename)
+        for child in children:
+            writer.upsert(child, child.parent_provider_uuid, child.name)
+        writer.remove_others()
+        return writer.apply()
+
+
+def _lookup(conn, uuid):
+    """The provider ``uuid`` and what kind of provider it is, or None."""
+    return conn.execute(
+        sa.select(RP.c.id, RP.c.root_provider_id,
+                  REPORTS.c.resource_provider_id.label("host_report"),
+                  PROVIDER_REPORTS.c.resource_provider_id.label("report"))
+        .outerjoin(REPORTS, REPORTS.c.resource_provider_id == RP.c.id)
+        .outerjoin(PROVIDER_REPORTS,
+                   PROVIDER_REPORTS.c.resource_provider_id == RP.c.id)
+        .where(RP.c.uuid == uuid)).first()
 
 
 def _role(row):
     if row.root_provider_id != row.id:
         return "a child in another provider tree"
+    if row.host_report is not None:
+        return "a compute node"
     return "a standalone provider"
 
 
@@ -330,34 +343,28 @@ class _TreeWriter:
         self.root_uuid = root_uuid
         self.received_at = received_at
         self.force = force
-        self.rows = {}          # uuid -> locked row, this tree's only
-        self.foreign = {}       # uuid -> locked row of another tree
+        self.rows = {}          # uuid -> locked row of this tree
         self.ids = {}           # uuid -> id, for the providers reported
         self.wanted = {}        # id -> the reported provider (or node)
         self.new = set()        # ids inserted by this save
         self.changed = set()    # ids whose generation must move
         self.refused = collections.defaultdict(dict)
 
-    def lock(self, child_uuids, shared=False):
-        """Read and lock the tree's providers and those named
-        ``child_uuids``; ``shared``: only against writers."""
-        query = sa.select(RP.c.id, RP.c.uuid, RP.c.generation, RP.c.name,
-                          RP.c.root_provider_id, RP.c.parent_provider_id)
-        where = RP.c.root_provider_id == self.root_id
-        if child_uuids:
-            where = sa.or_(where, RP.c.uuid.in_(child_uuids))
-        for row in self.conn.execute(
-                query.where(where).order_by(RP.c.id)
-                .with_for_update(read=shared)):
-            if row.root_provider_id == self.root_id:
-                self.rows[row.uuid] = row
-            else:
-                self.foreign[row.uuid] = row
+    def lock(self, locking=True):
+        """Read (and lock) the rows of the tree's providers."""
+        query = (sa.select(RP.c.id, RP.c.uuid, RP.c.generation, RP.c.name,
+                           RP.c.root_provider_id, RP.c.parent_provider_id)
+                 .where(RP.c.root_provider_id == self.root_id)
+                 .order_by(RP.c.id))
+        if locking:
+            query = query.with_for_update()
+        self.rows = {row.uuid: row for row in self.conn.execute(query)}
 
     def lost(self):
-        """The result of a report that lost to an equal or newer one:
-        what the winner stored."""
-        self.lock([], shared=True)
+        """The result of a report that lost to an equal or newer one: what
+        the winner stored (which committed before the sequence guard's
+        UPDATE could read its row, so plain reads see it)."""
+        self.lock(locking=False)
         by_id = {r.id: r.uuid for r in self.rows.values()}
         return SaveResult(
             applied=False,
@@ -366,11 +373,24 @@ class _TreeWriter:
             root_uuid=self.root_uuid)
 
     def check_owners(self, children):
-        for child in children:
-            row = self.foreign.get(child.uuid)
-            if row is not None:
-                raise _invalid("resource provider %s is already %s"
-                               % (child.uuid, _role(row)))
+        """Refuse children that are providers of another tree (or roots).
+
+        A plain read: one committed later makes this save's insert fail on
+        the unique uuid, and the retry of save_report finds it here.
+        """
+        uuids = [c.uuid for c in children if c.uuid not in self.rows]
+        if not uuids:
+            return
+        for row in self.conn.execute(
+                sa.select(RP.c.uuid, RP.c.id, RP.c.root_provider_id,
+                          REPORTS.c.resource_provider_id.label(
+                              "host_report"))
+                .outerjoin(REPORTS,
+                           REPORTS.c.resource_provider_id == RP.c.id)
+                .where(RP.c.uuid.in_(sorted(uuids)))
+                .order_by(RP.c.uuid)):
+            raise _invalid("resource provider %s is already %s"
+                           % (row.uuid, _role(row)))
 
     def upsert(self, provider, parent_uuid, name):
         row = self.rows.get(provider.uuid)
@@ -399,7 +419,7 @@ class _TreeWriter:
                 if uuid not in self.ids}
         if not gone:
             return
-        holders = {rp for rp, used in _usage(self.conn, gone).items()
+        holders = {rp for rp, used in provider_usage(self.conn, gone).items()
                    if used}
         keep = set()
         for rp_id in holders:
@@ -458,31 +478,15 @@ class _TreeWriter:
 
 
 def _stored(conn, uuids_by_id):
-    """``{uuid: {class: inventory tuple}}`` as committed now, for the
-    providers of ``uuids_by_id`` (a locking read, so that MariaDB's
-    repeatable-read snapshot cannot hide a concurrent winner)."""
+    """``{uuid: {class: inventory tuple}}`` for the providers of
+    ``uuids_by_id``."""
     stored = {uuid: {} for uuid in uuids_by_id.values()}
     if uuids_by_id:
         for r in conn.execute(sa.select(INV).where(
-                INV.c.resource_provider_id.in_(sorted(uuids_by_id)))
-                .with_for_update(read=True)):
+                INV.c.resource_provider_id.in_(sorted(uuids_by_id)))):
             stored[uuids_by_id[r.resource_provider_id]][
                 r.resource_class] = _inventory_tuple(r)
     return stored
-
-
-def _usage(conn, rp_ids):
-    """``{rp_id: {class: used}}``, read with a lock (see the module doc);
-    summed here because PostgreSQL refuses FOR SHARE with GROUP BY."""
-    usage = {rp: collections.Counter() for rp in rp_ids}
-    if rp_ids:
-        for rp_id, rc, used in conn.execute(
-                sa.select(ALLOC.c.resource_provider_id,
-                          ALLOC.c.resource_class, ALLOC.c.used)
-                .where(ALLOC.c.resource_provider_id.in_(sorted(rp_ids)))
-                .with_for_update(read=True)):
-            usage[rp_id][rc] += int(used)
-    return {rp: dict(used) for rp, used in usage.items()}
 
 
 def provider_usage(conn, rp_ids):
@@ -511,8 +515,7 @@ def _replace_inventories(conn, providers, force):
     current = collections.defaultdict(dict)
     if providers:
         for r in conn.execute(sa.select(INV).where(
-                INV.c.resource_provider_id.in_(sorted(providers)))
-                .with_for_update()):
+                INV.c.resource_provider_id.in_(sorted(providers)))):
             current[r.resource_provider_id][r.resource_class] = r
     diffs = {}
     for rp_id, provider in providers.items():
@@ -526,7 +529,7 @@ def _replace_inventories(conn, providers, force):
         if touched:
             diffs[rp_id] = (wanted, have, touched)
     result = {rp_id: (False, {}) for rp_id in providers}
-    usage = _usage(conn, diffs) if diffs and not force else {}
+    usage = provider_usage(conn, diffs) if diffs and not force else {}
     for rp_id, (wanted, have, touched) in diffs.items():
         result[rp_id] = _write_inventory(conn, rp_id, wanted, have, touched,
                                          usage.get(rp_id, {}))
@@ -565,8 +568,7 @@ def _replace_sets(conn, table, column, wanted_by_id):
     if wanted_by_id:
         for rp_id, value in conn.execute(
                 sa.select(table.c.resource_provider_id, col).where(
-                    table.c.resource_provider_id.in_(sorted(wanted_by_id)))
-                .with_for_update()):
+                    table.c.resource_provider_id.in_(sorted(wanted_by_id)))):
             current[rp_id].add(value)
     changed = set()
     inserts = []
@@ -609,52 +611,45 @@ def save_provider(db, report, received_at=None):
     _validate_provider(provider, "resource provider %s" % provider.uuid)
     received_at = received_at or timeutils.utcnow()
     try:
-        with db.begin() as conn:
-            return _save_standalone(conn, report, received_at)
+        return _save_standalone(db, report, received_at)
     except db_exc.DBDuplicateEntry:
-        pass
-    # another worker inserted it at the same moment
-    with db.begin() as conn:
-        return _save_standalone(conn, report, received_at)
+        # another worker inserted it at the same moment
+        return _save_standalone(db, report, received_at)
 
 
-def _save_standalone(conn, report, received_at):
+def _save_standalone(db, report, received_at):
     provider = report.provider
-    row = conn.execute(
-        sa.select(RP.c.id, RP.c.root_provider_id,
-                  REPORTS.c.resource_provider_id.label("host_report"),
-                  PROVIDER_REPORTS.c.resource_provider_id.label("report"))
-        .outerjoin(REPORTS, REPORTS.c.resource_provider_id == RP.c.id)
-        .outerjoin(PROVIDER_REPORTS,
-                   PROVIDER_REPORTS.c.resource_provider_id == RP.c.id)
-        .where(RP.c.uuid == provider.uuid)).first()
-    if row is None:
-        rp_id = _insert_provider(conn, provider.uuid, provider.name, None,
-                                 received_at)
-        conn.execute(PROVIDER_REPORTS.insert().values(
-            resource_provider_id=rp_id,
-            report_sequence=report.report_sequence, received_at=received_at))
-        _insert_contents(conn, [(rp_id, provider)])
-        return SaveResult(applied=True, generations={provider.uuid: 0},
-                          root_uuid=provider.uuid)
+    with db.begin() as conn:
+        row = _lookup(conn, provider.uuid)
+        if row is None:
+            rp_id = _insert_provider(conn, provider.uuid, provider.name,
+                                     None, received_at)
+            conn.execute(PROVIDER_REPORTS.insert().values(
+                resource_provider_id=rp_id,
+                report_sequence=report.report_sequence,
+                received_at=received_at))
+            _insert_contents(conn, [(rp_id, provider)])
+            return SaveResult(applied=True, generations={provider.uuid: 0},
+                              root_uuid=provider.uuid)
     if row.report is None:
-        what = ("a compute node" if row.host_report is not None
-                else "a child in a provider tree")
         raise _invalid("resource provider %s is %s, not a standalone "
-                       "provider" % (provider.uuid, what))
-    won = conn.execute(
-        PROVIDER_REPORTS.update()
-        .where(PROVIDER_REPORTS.c.resource_provider_id == row.id)
-        .where(PROVIDER_REPORTS.c.report_sequence < report.report_sequence)
-        .values(report_sequence=report.report_sequence,
-                received_at=received_at)).rowcount
-    writer = _TreeWriter(conn, row.id, provider.uuid, received_at,
-                         report.force)
-    if not won:
-        return writer.lost()
-    writer.lock([])
-    writer.upsert(provider, None, provider.name)
-    return writer.apply()
+                       "provider" % (provider.uuid, _role(row)))
+    with db.begin() as conn:
+        # writes and locks first: see the module's docstring
+        won = conn.execute(
+            PROVIDER_REPORTS.update()
+            .where(PROVIDER_REPORTS.c.resource_provider_id == row.id)
+            .where(PROVIDER_REPORTS.c.report_sequence
+                   < report.report_sequence)
+            .values(report_sequence=report.report_sequence,
+                    received_at=received_at)).rowcount
+        writer = _TreeWriter(conn, row.id, provider.uuid, received_at,
+                             report.force)
+        if not won:
+            return writer.lost()
+        writer.lock()
+        writer.upsert(provider, None, provider.name)
+        return writer.apply()
 
 
 def delete_provider(db, uuid):
