@@ -412,10 +412,10 @@ class SchedulerManager:
                 self._no_valid_host(request, outcome)
             rows, totals = self._weigh(view, request, outcome.mask)
             row, weight = self._pick(rows, totals)
-            allocation = self._allocation_for(view, request, row, rows,
-                                              unfit)
+            row, weight, allocation = self._allocation_for(
+                view, request, row, weight, rows, totals, unfit)
             if allocation is None:
-                continue   # the pick's tree did not fit: filter again
+                continue   # no tree fits: filter again, to say why
             attempts += 1
             provider = view.uuids[row]
             # concurrent requests of this worker now see the room taken
@@ -466,30 +466,44 @@ class SchedulerManager:
             if seen is not None and view.table.generation[old_row] >= seen:
                 view.consume(old_row, resources)
 
-    def _allocation_for(self, view, request, row, rows, unfit):
-        """``{provider: {class: amount}}`` to claim on ``row``, or None.
+    def _allocation_for(self, view, request, row, weight, rows, totals,
+                        unfit):
+        """The row to claim and ``{provider: {class: amount}}`` there.
 
         A host that is one provider gives everything itself. For a tree
         (or a host a sharing provider serves) the solver finds which
-        providers give what; if the host picked has no way to fit, every
-        tree still in the running is solved once and the misfits are
-        marked ``unfit``, so the next pass picks among those that do.
+        providers give what. If the host picked has no fitting layout
+        (its columns only hold the tree's sums), the weighed hosts are
+        walked best first, solving trees on the way, up to the first that
+        fits: the solver runs on as few trees as the weighing allows.
+        Misfits are marked ``unfit``.
+
+        :returns: (row, weight, allocations), or (None, None, None) when
+            no tree left fits
         """
         trees = view.tree_rows()
         if not trees[row]:
-            return {view.uuids[row]: request.resources}
+            return row, weight, {view.uuids[row]: request.resources}
         source = tree_source.HostProviders(view)
         query = _candidate_query(request)
         found = allocation_candidates.first_candidate(
             source, query, view.uuids[row])
         if found is not None:
-            return found.allocations
-        for other in rows[trees[rows]]:
-            if allocation_candidates.first_candidate(
-                    source, query, view.uuids[other]) is None:
-                unfit[other] = True
+            return row, weight, found.allocations
         unfit[row] = True
-        return None
+        for i in np.argsort(-totals, kind="stable"):
+            other = int(rows[i])
+            if unfit[other]:
+                continue
+            if not trees[other]:
+                return other, float(totals[i]), {
+                    view.uuids[other]: request.resources}
+            found = allocation_candidates.first_candidate(
+                source, query, view.uuids[other])
+            if found is not None:
+                return other, float(totals[i]), found.allocations
+            unfit[other] = True
+        return None, None, None
 
     def _selections(self, view, request, cands, claimed, return_alternates,
                     reweigh):

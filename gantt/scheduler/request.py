@@ -20,8 +20,11 @@ _CUSTOM = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
 _STANDARD_CLASSES = frozenset(os_resource_classes.STANDARDS)
 _STANDARD_TRAITS = frozenset(os_traits.get_traits())
 # resources[N]:CLASS=amount and trait[N]:NAME=required|forbidden, as in Nova
-_RESOURCES_SPEC = re.compile(r"^resources([1-9][0-9]*|_[a-z0-9_-]+)?:(.+)$")
-_TRAIT_SPEC = re.compile(r"^trait([1-9][0-9]*|_[a-z0-9_-]+)?:(.+)$")
+# (suffixes as Nova and Placement take them: digits, or _ and up to 64 of
+# [a-zA-Z0-9_-])
+_RESOURCES_SPEC = re.compile(
+    r"^resources([1-9][0-9]*|_[a-zA-Z0-9_-]{1,64})?:(.+)$")
+_TRAIT_SPEC = re.compile(r"^trait([1-9][0-9]*|_[a-zA-Z0-9_-]{1,64})?:(.+)$")
 _MAX_INSTANCES = 1000
 _HARD_POLICIES = ("affinity", "anti-affinity")
 

@@ -99,3 +99,43 @@ def test_standalone_provider_report_is_sequence_guarded(manager):
     assert manager.cache.table.providers.get(trees.POOL).capacity(
         "DISK_GB") == 1000
     assert isinstance(stale, provider.ReportResult)
+
+
+def test_a_misfit_tree_gives_way_to_the_next_best(manager, monkeypatch):
+    # the biggest host (weighed first) has no PF on PHYSNET_A; of the ten
+    # smaller ones, only the solver can tell which fit
+    manager.report_resource_stats(trees.tree_node(
+        "big", physnets=("CUSTOM_PHYSNET_B", "CUSTOM_PHYSNET_B"),
+        mem_per_cell=262144))
+    for i in range(10):
+        manager.report_resource_stats(trees.tree_node("small%d" % i))
+    from gantt.scheduler import allocation_candidates as ac
+    calls = []
+    real = ac.first_candidate
+
+    def counting(source, query, root):
+        calls.append(root)
+        return real(source, query, root)
+
+    monkeypatch.setattr(ac, "first_candidate", counting)
+    sels = manager.select_destinations(
+        trees._vm_with_vf("CUSTOM_PHYSNET_A"), [str(uuid.uuid4())])[0]
+    assert sels[0].service_host.startswith("small")
+    # the misfit and the next best: not every tree of the fleet
+    assert calls[:2] == [f.host_uuid("big"),
+                         f.host_uuid(sels[0].service_host)]
+    # alternates solve the misfit again and two more: 5 of 11 trees
+    assert len(calls) <= 5
+
+
+def test_uppercase_granular_suffixes_in_extra_specs(manager):
+    manager.report_resource_stats(trees.tree_node("up1"))
+    flavor = f.flavor(vcpus=0, memory_mb=0, root_gb=0, extra_specs={
+        "resources_CPU:VCPU": "2", "resources_NET:SRIOV_NET_VF": "1",
+        "trait_NET:CUSTOM_PHYSNET_B": "required"})
+    sels = manager.select_destinations(
+        f.request(flavor, group_policy="isolate",
+                  same_subtree=[["_CPU", "_NET"]]), [str(uuid.uuid4())])
+    assert sels[0][0].allocation_request.as_mapping() == {
+        f.host_uuid("up1-numa1"): {"VCPU": 2},
+        f.host_uuid("up1-pf1"): {"SRIOV_NET_VF": 1}}
