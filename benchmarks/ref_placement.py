@@ -11,6 +11,12 @@ take several requests per provider): one compute-node provider per host
 with its VCPU / MEMORY_MB / DISK_GB inventory, its traits (disabled hosts
 carry COMPUTE_STATUS_DISABLED, as nova-compute sets it), its zone and rack
 aggregates, and one consumer per running instance with its allocations.
+
+The tree scenario (:mod:`trees`) is bulk-inserted the same way by
+:class:`TreePopulator`: every provider row with its parent and root, its
+inventories, traits (the custom physnet traits created through the API
+first) and aggregates, the sharing pools, and the running instances'
+allocations spread over each tree and its pool.
 """
 
 import datetime
@@ -130,6 +136,113 @@ class Populator:
                     "created_at": now})
 
 
+class TreePopulator:
+    """Bulk-inserts hosts of a :class:`trees.TreeCloud` (their trees and
+    their aggregates' sharing pools) into Placement's schema."""
+
+    def __init__(self, engine, tc):
+        self.engine = engine
+        self.tc = tc
+        self.t = models.BASE.metadata.tables
+        self.done = 0
+        t = self.t
+        names = {x for p in tc.providers for x in p["traits"]}
+        classes = {rc for p in tc.providers for rc in p["inventories"]}
+        self.rc_id = {name: orc.STANDARDS.index(name) for name in classes}
+        self.agg_ids = {agg["uuid"]: k + 1 for k, (_name, agg) in enumerate(
+            sorted(tc.aggregates.items()))}
+        with engine.begin() as conn:
+            self.trait_id = dict(conn.execute(
+                sa.select(t["traits"].c.name, t["traits"].c.id)
+                .where(t["traits"].c.name.in_(names))).all())
+            missing = names - set(self.trait_id)
+            assert not missing, "traits not synced or created: %s" % missing
+            now = datetime.datetime.utcnow()
+            conn.execute(t["projects"].insert(), [
+                {"id": 1, "external_id": fleet.PROJECT_ID,
+                 "created_at": now}])
+            conn.execute(t["users"].insert(), [
+                {"id": 1, "external_id": fleet.USER_ID, "created_at": now}])
+            ct = conn.execute(sa.select(t["consumer_types"].c.id)).first()
+            self.consumer_type_id = ct[0] if ct else None
+            conn.execute(t["placement_aggregates"].insert(), [
+                {"id": agg_id, "uuid": uuid, "created_at": now}
+                for uuid, agg_id in sorted(self.agg_ids.items(),
+                                           key=lambda kv: kv[1])])
+
+    def grow_to(self, count, batch=1000, progress=None):
+        """Insert the hosts (and pools) not inserted yet, up to ``count``
+        hosts."""
+        count = min(count, len(self.tc.hosts))
+        for lo in range(self.done, count, batch):
+            hi = min(lo + batch, count)
+            self._insert(lo, hi)
+            if progress:
+                progress(self.tc.provider_count(hi))
+        self.done = count
+        if self.engine.dialect.name == "postgresql":
+            with self.engine.begin() as conn:
+                for table in ("resource_providers", "placement_aggregates",
+                              "projects", "users"):
+                    conn.execute(sa.text(
+                        "SELECT setval(pg_get_serial_sequence('%s', 'id'), "
+                        "(SELECT max(id) FROM %s))" % (table, table)))
+
+    def _insert(self, lo, hi):
+        now = datetime.datetime.utcnow()
+        rows = {name: [] for name in (
+            "resource_providers", "inventories", "resource_provider_traits",
+            "resource_provider_aggregates", "consumers", "allocations")}
+        for p in self.tc.providers_upto(lo, hi):
+            self._provider_rows(p, now, rows)
+        for consumer, _host, alloc in self.tc.consumers_upto(lo, hi):
+            rows["consumers"].append({
+                "uuid": consumer, "project_id": 1, "user_id": 1,
+                "generation": 1, "consumer_type_id": self.consumer_type_id,
+                "created_at": now})
+            for uuid, amounts in alloc.items():
+                rp_id = self.tc.by_uuid[uuid]["id"]
+                for rc, used in amounts.items():
+                    rows["allocations"].append({
+                        "resource_provider_id": rp_id,
+                        "consumer_id": consumer,
+                        "resource_class_id": self.rc_id[rc], "used": used,
+                        "created_at": now})
+        with self.engine.begin() as conn:
+            for name, values in rows.items():
+                for k in range(0, len(values), 5000):
+                    conn.execute(self.t[name].insert(), values[k:k + 5000])
+
+    def _provider_rows(self, p, now, rows):
+        rp_id = p["id"]
+        rows["resource_providers"].append({
+            "id": rp_id, "uuid": p["uuid"], "name": p["name"],
+            "generation": 1, "root_provider_id": p["root_id"],
+            "parent_provider_id": p["parent_id"], "created_at": now})
+        for rc, (total, reserved, lo, hi, step, ratio) in sorted(
+                p["inventories"].items()):
+            rows["inventories"].append({
+                "resource_provider_id": rp_id,
+                "resource_class_id": self.rc_id[rc], "total": total,
+                "reserved": reserved, "min_unit": lo, "max_unit": hi,
+                "step_size": step, "allocation_ratio": ratio,
+                "created_at": now})
+        rows["resource_provider_traits"] += [
+            {"resource_provider_id": rp_id, "trait_id": self.trait_id[x],
+             "created_at": now} for x in p["traits"]]
+        rows["resource_provider_aggregates"] += [
+            {"resource_provider_id": rp_id,
+             "aggregate_id": self.agg_ids[a], "created_at": now}
+            for a in p["aggregates"]]
+
+
+def create_custom_traits(client, names):
+    """``PUT /traits/CUSTOM_*`` for each custom trait of ``names``."""
+    for name in sorted(n for n in set(names) if n.startswith("CUSTOM_")):
+        resp = client.put("/traits/" + name)
+        assert resp.status_code in (201, 204), (name, resp.status_code)
+
+
 def configure(url):
     """Placement's config and DB engine on ``url``; schema synced."""
     conf = cfg.ConfigOpts()
@@ -166,6 +279,37 @@ def claim_body(provider_uuid, request):
     return {"allocations": {provider_uuid: {"resources": {
         "VCPU": f["vcpus"], "MEMORY_MB": f["memory_mb"],
         "DISK_GB": f["root_gb"]}}},
+        "project_id": fleet.PROJECT_ID, "user_id": fleet.USER_ID,
+        "consumer_generation": None, "consumer_type": "INSTANCE"}
+
+
+def tree_query(request):
+    """``GET /allocation_candidates`` for a :meth:`trees.TreeCloud.request`
+    (granular groups, microversion 1.36+ for same_subtree and
+    root_required); no ``limit`` when the request's is None."""
+    params = []
+    for suffix, resources, required in request["groups"]:
+        params.append("resources%s=%s" % (suffix, ",".join(
+            "%s:%d" % kv for kv in sorted(resources.items()))))
+        if required:
+            params.append("required%s=%s" % (suffix, ",".join(required)))
+    for suffixes in request["same_subtree"]:
+        params.append("same_subtree=" + ",".join(suffixes))
+    params.append("group_policy=" + request["group_policy"])
+    if request["root_forbidden"]:
+        params.append("root_required=" + ",".join(
+            "!" + t for t in request["root_forbidden"]))
+    if request.get("limit"):
+        params.append("limit=%d" % request["limit"])
+    return "/allocation_candidates?" + "&".join(params)
+
+
+def tree_claim_body(allocation_request):
+    """``PUT /allocations/{consumer}`` of one returned allocation request
+    (its ``allocations``, as Nova claims a candidate)."""
+    return {"allocations": {
+        rp: {"resources": dict(body["resources"])}
+        for rp, body in allocation_request["allocations"].items()},
         "project_id": fleet.PROJECT_ID, "user_id": fleet.USER_ID,
         "consumer_generation": None, "consumer_type": "INSTANCE"}
 
