@@ -4,7 +4,7 @@
 # gantt/tests/placement_diff/README.rst). Needs only python3: creates or
 # refreshes the virtualenv .venv-placement at the repo root with Gantt and
 # openstack-placement, then runs the test. Extra arguments go to pytest,
-# e.g. -x, -k 'seed_7', or -n 2 (pytest-xdist).
+# e.g. -x, -k w7, or -n 2 (pytest-xdist).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV=${GANTT_PLACEMENT_VENV:-$ROOT/.venv-placement}

@@ -75,8 +75,8 @@ def _allocs(cands):
 
 def render(allocs, names=None, mappings=None):
     names = names or {}
-    text = ", ".join("%s:%s=%d" % (names.get(rp, rp), rc, amount)
-                     for rp, rc, amount in sorted(allocs))
+    text = ", ".join(sorted("%s:%s=%d" % (names.get(rp, rp), rc, amount)
+                            for rp, rc, amount in allocs))
     if mappings:
         text += "  [%s]" % ", ".join(
             "%r->%s" % (s, "+".join(sorted(names.get(u, u) for u in rps)))
@@ -100,8 +100,8 @@ def sharing_anchor_hazard(world, request):
     if not unsuffixed or len(unsuffixed) == len(request.groups):
         return False
     offered = {rc for p in world.providers
-               if p.parent is None and worlds.SHARES in p.traits
-               and p.aggregates for rc in p.inventories}
+               if worlds.SHARES in p.traits and p.aggregates
+               for rc in p.inventories}
     return all(rc in offered for rc, _ in unsuffixed[0].resources)
 
 

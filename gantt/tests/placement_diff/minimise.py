@@ -212,6 +212,65 @@ def renumbered(world, request):
             dataclasses.replace(request, groups=groups))
 
 
+_PROVIDER = "00000000-0000-4000-8000-"
+_AGGREGATE = "00000000-0000-4000-a000-"
+
+
+def _lit(value):
+    """Python source for ``value`` (renumbered uuids as _uuid(n) and
+    _agg(n), as test_placement_diff.py defines them)."""
+    if isinstance(value, str):
+        for prefix, func in ((_PROVIDER, "_uuid"), (_AGGREGATE, "_agg")):
+            if value.startswith(prefix):
+                return "%s(%d)" % (func, int(value[len(prefix):]))
+        return '"%s"' % value
+    if isinstance(value, frozenset):
+        if not value:
+            return "frozenset()"
+        return "frozenset([%s])" % ", ".join(sorted(map(_lit, value)))
+    if isinstance(value, tuple):
+        return "(%s%s)" % (", ".join(map(_lit, value)),
+                           "," if len(value) == 1 else "")
+    if isinstance(value, list):
+        return "[%s]" % ", ".join(map(_lit, value))
+    if isinstance(value, dict):
+        return "{%s}" % ", ".join("%s: %s" % (_lit(k), _lit(v))
+                                  for k, v in sorted(value.items()))
+    if dataclasses.is_dataclass(value):
+        return _dataclass(value)
+    return repr(value)
+
+
+def _dataclass(value):
+    """``Cls(a, b, name=c)``: the leading required fields by position,
+    then the ones that differ from their defaults by name."""
+    args = []
+    for f in dataclasses.fields(value):
+        v = getattr(value, f.name)
+        required = f.default is dataclasses.MISSING and (
+            f.default_factory is dataclasses.MISSING)
+        if required:
+            args.append(_lit(v))
+        elif v != (f.default if f.default is not dataclasses.MISSING
+                   else f.default_factory()):
+            args.append("%s=%s" % (f.name, _lit(v)))
+    return "%s(%s)" % (type(value).__name__, ", ".join(args))
+
+
+def _wrap(text, indent, width=79):
+    """Break ``text`` after commas so that its lines fit ``width``."""
+    lines, line = [], " " * indent
+    for i, piece in enumerate(text.split(", ")):
+        add = piece if i == 0 else ", " + piece
+        if len(line) + len(add) > width - 1 and line.strip():
+            lines.append(line + ",")
+            line = " " * (indent + 4) + piece
+        else:
+            line += add
+    lines.append(line)
+    return "\n".join(lines)
+
+
 def as_pytest(name, world, request, note=""):
     """Source of a pytest case for test_placement_diff.py."""
     lines = ["def test_%s(placement):" % name]
@@ -219,9 +278,10 @@ def as_pytest(name, world, request, note=""):
         lines.append('    """%s"""' % note)
     lines.append("    world = World(0, [")
     for p in world.providers:
-        lines.append("        %r," % (p,))
-    lines.append("    ], %r, %r)" % (world.consumers, world.aggregates))
-    lines.append("    request = %r" % (request,))
+        lines.append(_wrap(_lit(p) + ",", 8))
+    lines.append(_wrap("], %s, %s)" % (_lit(world.consumers),
+                                       _lit(world.aggregates)), 4))
+    lines.append(_wrap("request = " + _lit(request), 4))
     lines.append("    assert_agree(placement, world, request)")
     return "\n".join(lines)
 

@@ -728,11 +728,48 @@ class _RequestMaker:
                 "DISK_GB": self.amount("DISK_GB", q, 3)}, q))
         return groups, []
 
+    def s_storage(self):
+        """Shared or local storage (and addresses) alone: candidates made
+        of a pool only, anchored on every tree it serves and on itself."""
+        r = self.rng
+        p = self.pick("DISK_GB", lambda p: SHARES in p.traits) \
+            or self.pick("DISK_GB")
+        res = {"DISK_GB": self.amount("DISK_GB", p, 3)}
+        if r.random() < 0.3:
+            res["IPV4_ADDRESS"] = self.amount(
+                "IPV4_ADDRESS", self.pick("IPV4_ADDRESS"), 3)
+        return [self.group("", res, p, decorate=0.5)], []
+
+    def s_twins(self):
+        """Alike suffixed groups (interchangeable: Gantt tries one order
+        of them only), sometimes with an unsuffixed group asking the same
+        class and a same_subtree over them."""
+        r = self.rng
+        groups, subtree = [], []
+        if r.random() < 0.5:
+            p = self.pick("SRIOV_NET_VF")
+            nets = sorted(p.traits & set(PHYSNETS)) if p else []
+            res = {"SRIOV_NET_VF": self.amount("SRIOV_NET_VF", p, 4)}
+            required = [frozenset([r.choice(nets or PHYSNETS)])]
+        else:
+            p = self.pick("VCPU", lambda p: p.parent is not None)
+            res = {"VCPU": self.amount("VCPU", p, 4)}
+            required = []
+        for _ in range(r.choice((2, 2, 3))):
+            groups.append(self.group(self.suffix("twin"), res, p,
+                                     decorate=0, required=required))
+        if r.random() < 0.3:
+            groups.insert(0, self.group("", dict(res), p, decorate=0.2))
+        if r.random() < 0.3:
+            subtree.append(frozenset(g.suffix for g in groups if g.suffix))
+        return groups, subtree
+
     # scenario -> what it needs in the world to be likely
     SCENARIOS = (("s_flavor", "VCPU"), ("s_numa", "VCPU"),
                  ("s_sriov", "SRIOV_NET_VF"),
                  ("s_same_subtree", "SRIOV_NET_VF"), ("s_vgpu", "VGPU"),
-                 ("s_baremetal", None), ("s_shared", SHARES))
+                 ("s_baremetal", None), ("s_shared", SHARES),
+                 ("s_storage", SHARES), ("s_twins", "VCPU"))
 
     def scenario(self):
         """A scenario (most often one the world can satisfy somewhere),
