@@ -56,6 +56,7 @@ import time
 import dbs
 import fleet
 import harness
+import trees
 
 DEFAULT_SIZES = "1000,10000"
 DEFAULT_DBS = "mysql,postgresql,sqlite"
@@ -142,7 +143,6 @@ def reference_side(args):
     scenario = _one_scenario(args)
     sizes = _sizes(args)
     if scenario == "trees":
-        import trees
         data = trees.build(sizes[-1])
         request = data.request()
         url = ref_placement.tree_query(request)
@@ -276,13 +276,7 @@ class GanttTreePopulator:
     def grow_to(self, count, batch=2000, progress=None):
         """Insert the hosts (and pools) not inserted yet, up to ``count``
         hosts."""
-        count = min(count, len(self.tc.hosts))
-        for lo in range(self.done, count, batch):
-            hi = min(lo + batch, count)
-            self._insert(lo, hi)
-            if progress:
-                progress(self.tc.provider_count(hi))
-        self.done = count
+        trees.grow(self, count, batch, progress)
         if self.db.backend == "postgresql":
             with self.db.begin() as conn:
                 conn.exec_driver_sql(
@@ -387,7 +381,6 @@ def gantt_side(args):
     scenario = _one_scenario(args)
     sizes = _sizes(args)
     if scenario == "trees":
-        import trees
         data = trees.build(sizes[-1])
         spec = tree_spec(data)
         digest = trees.digest(data)

@@ -31,11 +31,37 @@ from placement import db_api
 from placement import direct
 from placement.db.sqlalchemy import models
 import sqlalchemy as sa
+import trees
 
 logging.basicConfig(level=logging.WARNING)
 
 RESOURCES = ("VCPU", "MEMORY_MB", "DISK_GB")
 RC_ID = {name: orc.STANDARDS.index(name) for name in RESOURCES}
+
+
+def _seed(engine, t, trait_names, aggregates):
+    """The rows every populated cloud needs: the project, the user and the
+    aggregates (``[(id, uuid)]``); checks the traits exist.
+
+    :returns: ({trait name: id}, the consumer type id or None)
+    """
+    with engine.begin() as conn:
+        trait_id = dict(conn.execute(
+            sa.select(t["traits"].c.name, t["traits"].c.id)
+            .where(t["traits"].c.name.in_(trait_names))).all())
+        missing = set(trait_names) - set(trait_id)
+        assert not missing, "traits not synced or created: %s" % missing
+        now = datetime.datetime.utcnow()
+        conn.execute(t["projects"].insert(), [
+            {"id": 1, "external_id": fleet.PROJECT_ID, "created_at": now}])
+        conn.execute(t["users"].insert(), [
+            {"id": 1, "external_id": fleet.USER_ID, "created_at": now}])
+        ct = conn.execute(sa.select(t["consumer_types"].c.id)).first()
+        if aggregates:
+            conn.execute(t["placement_aggregates"].insert(), [
+                {"id": agg_id, "uuid": uuid, "created_at": now}
+                for agg_id, uuid in aggregates])
+    return trait_id, (ct[0] if ct else None)
 
 
 class Populator:
@@ -48,27 +74,12 @@ class Populator:
         self.agg_ids = {name: k + 1 for k, name in enumerate(
             sorted(cloud.aggregates))}
         self.done = 0
-        t = self.t
-        with engine.begin() as conn:
-            names = set(fleet.COMMON_TRAITS + fleet.OPTIONAL_TRAITS
-                        + (fleet.DISABLED_TRAIT,))
-            self.trait_id = dict(conn.execute(
-                sa.select(t["traits"].c.name, t["traits"].c.id)
-                .where(t["traits"].c.name.in_(names))).all())
-            missing = names - set(self.trait_id)
-            assert not missing, "traits not synced: %s" % missing
-            now = datetime.datetime.utcnow()
-            conn.execute(t["projects"].insert(), [
-                {"id": 1, "external_id": fleet.PROJECT_ID,
-                 "created_at": now}])
-            conn.execute(t["users"].insert(), [
-                {"id": 1, "external_id": fleet.USER_ID, "created_at": now}])
-            ct = conn.execute(sa.select(t["consumer_types"].c.id)).first()
-            self.consumer_type_id = ct[0] if ct else None
-            conn.execute(t["placement_aggregates"].insert(), [
-                {"id": self.agg_ids[name], "uuid": agg["uuid"],
-                 "created_at": now}
-                for name, agg in sorted(cloud.aggregates.items())])
+        names = set(fleet.COMMON_TRAITS + fleet.OPTIONAL_TRAITS
+                    + (fleet.DISABLED_TRAIT,))
+        self.trait_id, self.consumer_type_id = _seed(
+            engine, self.t, names,
+            [(self.agg_ids[name], agg["uuid"])
+             for name, agg in sorted(cloud.aggregates.items())])
 
     def grow_to(self, count, batch=2000, progress=None):
         """Insert the hosts not inserted yet, up to ``count``."""
@@ -151,35 +162,15 @@ class TreePopulator:
         self.rc_id = {name: orc.STANDARDS.index(name) for name in classes}
         self.agg_ids = {agg["uuid"]: k + 1 for k, (_name, agg) in enumerate(
             sorted(tc.aggregates.items()))}
-        with engine.begin() as conn:
-            self.trait_id = dict(conn.execute(
-                sa.select(t["traits"].c.name, t["traits"].c.id)
-                .where(t["traits"].c.name.in_(names))).all())
-            missing = names - set(self.trait_id)
-            assert not missing, "traits not synced or created: %s" % missing
-            now = datetime.datetime.utcnow()
-            conn.execute(t["projects"].insert(), [
-                {"id": 1, "external_id": fleet.PROJECT_ID,
-                 "created_at": now}])
-            conn.execute(t["users"].insert(), [
-                {"id": 1, "external_id": fleet.USER_ID, "created_at": now}])
-            ct = conn.execute(sa.select(t["consumer_types"].c.id)).first()
-            self.consumer_type_id = ct[0] if ct else None
-            conn.execute(t["placement_aggregates"].insert(), [
-                {"id": agg_id, "uuid": uuid, "created_at": now}
-                for uuid, agg_id in sorted(self.agg_ids.items(),
-                                           key=lambda kv: kv[1])])
+        self.trait_id, self.consumer_type_id = _seed(
+            engine, t, names,
+            [(agg_id, uuid) for uuid, agg_id in sorted(
+                self.agg_ids.items(), key=lambda kv: kv[1])])
 
     def grow_to(self, count, batch=1000, progress=None):
         """Insert the hosts (and pools) not inserted yet, up to ``count``
         hosts."""
-        count = min(count, len(self.tc.hosts))
-        for lo in range(self.done, count, batch):
-            hi = min(lo + batch, count)
-            self._insert(lo, hi)
-            if progress:
-                progress(self.tc.provider_count(hi))
-        self.done = count
+        trees.grow(self, count, batch, progress)
         if self.engine.dialect.name == "postgresql":
             with self.engine.begin() as conn:
                 for table in ("resource_providers", "placement_aggregates",

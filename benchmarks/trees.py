@@ -94,6 +94,24 @@ def inventory(total, reserved=0, ratio=1.0):
     return (total, reserved, 1, total, 1, ratio)
 
 
+def grow(populator, count, batch, progress=None):
+    """Insert the hosts of ``populator.tc`` (and their pools) not inserted
+    yet, up to ``count`` hosts, ``batch`` at a time through
+    ``populator._insert(lo, hi)``; the two sides' populators share this.
+
+    :returns: whether any host was inserted
+    """
+    count = min(count, len(populator.tc.hosts))
+    start = populator.done
+    for lo in range(start, count, batch):
+        hi = min(lo + batch, count)
+        populator._insert(lo, hi)
+        if progress:
+            progress(populator.tc.provider_count(hi))
+    populator.done = max(start, count)
+    return count > start
+
+
 def pool_name(k):
     return "pool-%d" % k
 

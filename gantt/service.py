@@ -130,4 +130,4 @@ class SchedulerWorker(service.ServiceBase):
         self._stopping.wait()
 
     def reset(self):
-        pass
+        """SIGHUP: nothing to reload; options apply at the next start."""

@@ -14,6 +14,7 @@ checked again in the database.
 
 import dataclasses
 import datetime
+import functools
 import threading
 import time
 
@@ -321,6 +322,7 @@ class HostReport:
             inventories=dict(self.inventories), usage=dict(usage or {}),
             traits=self.traits, aggregates=self.aggregates)
 
+    @functools.cached_property
     def column_inventories(self):
         """What the host's resource columns hold: its own inventory, or for
         a tree the sums over every provider of it.
@@ -446,7 +448,7 @@ class HostStateCache:
     def _make_room(self, table, report, new_row):
         """Return ``table``, or a grown copy if the report does not fit."""
         wanted = (
-            (table.resource_classes, report.column_inventories()),
+            (table.resource_classes, report.column_inventories),
             (table.traits_index, report.traits),
             (table.aggregates_index, report.aggregates
              | table.aggregate_set.listed_for(report.host)),
@@ -513,7 +515,7 @@ class HostStateCache:
         table.has_inventory[row] = False
         table.tree[row] = bool(report.children)
         for rc, (total, reserved, min_u, max_u, step, ratio) in (
-                report.column_inventories().items()):
+                report.column_inventories.items()):
             col = table.resource_classes.get(rc)
             table.has_inventory[row, col] = True
             table.total[row, col] = total

@@ -26,6 +26,9 @@ class HostProviders:
         self._sharing = tuple(p for p in map(self._index.get,
                                              table.sharing_providers)
                               if p is not None)
+        # root -> its providers: the solver asks for a tree, then for the
+        # sharing providers of that tree (which needs the tree again)
+        self._trees = {}
 
     def get(self, uuid):
         node = self._index.get(uuid)
@@ -35,6 +38,12 @@ class HostProviders:
         return None if row is None else self._plain(row)
 
     def tree(self, root_uuid):
+        providers = self._trees.get(root_uuid)
+        if providers is None:
+            providers = self._trees[root_uuid] = self._tree(root_uuid)
+        return providers
+
+    def _tree(self, root_uuid):
         row = self._view.row_of(root_uuid)
         providers = self._index.tree(root_uuid)
         if providers:
@@ -63,9 +72,6 @@ class HostProviders:
     def is_simple(self, root_uuid):
         return len(self.tree(root_uuid)) == 1 and not self.sharing_for(
             root_uuid)
-
-    def trees_sharing(self, sharing_uuid):
-        return self._index.trees_sharing(sharing_uuid)
 
     # -- plain hosts ----------------------------------------------------------
 
