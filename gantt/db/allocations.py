@@ -1,18 +1,28 @@
 """Allocations in SQL: the claim transaction and its idempotent release.
 
-A claim is one transaction (DESIGN.md section 3):
+A claim is one transaction (DESIGN.md section 3), in as few round trips
+as the checks allow, because on a loopback database the round trips, not
+the commit, are what a claim costs:
 
-1. read the generations of the consumer, of every provider involved (new
-   and replaced) and of the server group;
-2. read the providers' inventories, usage and the group's members (after
-   the generations: a read before a generation read could miss a commit
-   that the compare-and-swap would then not catch);
+1. unless the consumer is known to be new, read its generation together
+   with what it holds (one statement);
+2. read every provider involved (new and replaced) with its generation,
+   inventories and usage in **one** statement, so that all of it comes
+   from one snapshot: a generation read apart from the usage could be
+   older than the usage, and the compare-and-swap would then miss a
+   commit made between the two;
 3. check Placement's capacity rule and the server-group policy;
-4. ``UPDATE … SET generation = generation + 1 WHERE id = :id AND
-   generation = :seen`` for every provider (in id order), the group and the
-   consumer: a row count of 0 means another transaction changed it since
-   step 1, and the whole transaction rolls back with ClaimConflict;
-5. replace the consumer's allocations.
+4. one ``UPDATE … SET generation = generation + 1 WHERE (id = :a AND
+   generation = :seen_a) OR …`` for all the providers: fewer rows than
+   providers means another transaction changed one since step 2, and the
+   whole transaction rolls back with ClaimConflict; then the group's and
+   the consumer's compare-and-swap;
+5. replace the consumer's allocations (one multi-row ``INSERT``; no
+   ``DELETE`` for a new consumer).
+
+A new consumer's claim is therefore four statements and a commit. Many
+new consumers (the instances of one request) are claimed in one such
+transaction by :func:`claim_new`.
 
 The compare-and-swap comes before any write so that two claims racing for
 one provider meet on that provider's row and nowhere else: the loser waits
@@ -56,64 +66,112 @@ class ProviderState:
     usages: dict
 
 
+@dataclasses.dataclass(frozen=True)
+class NewClaim:
+    """One new consumer's allocations, for :func:`claim_new`."""
+
+    consumer_uuid: str
+    allocations: dict        # {provider uuid: {resource class: amount}}
+
+
+class ConsumerExists(exception.ClaimConflict):
+    """A claim made for a new consumer found the consumer stored already;
+    it must be made again as a replacement (``new=False``)."""
+
+
 def claim(conn, consumer_uuid, allocations, *, project_id=None,
-          user_id=None, group=None):
+          user_id=None, group=None, new=False):
     """Replace ``consumer_uuid``'s allocations with ``allocations``.
 
     Must run inside one transaction (``conn`` from ``Database.begin()``).
 
     :param allocations: ``{provider uuid: {resource class: amount}}``
     :param group: a :class:`GroupClaim` to enforce, or None
+    :param new: the caller believes the consumer holds nothing and is not
+        stored: skip reading it (:class:`ConsumerExists` if it was wrong)
     :returns: list of :class:`ProviderState` for every provider touched
     :raises: ProviderNotFound, CapacityExceeded, GroupPolicyViolation,
         ClaimConflict
     """
+    if new:
+        return claim_new(conn, [NewClaim(consumer_uuid, allocations)],
+                         project_id=project_id, user_id=user_id,
+                         group=group)
     return _claim(conn, consumer_uuid, allocations, project_id=project_id,
                   user_id=user_id, group=group)
 
 
-def _claim(conn, consumer_uuid, allocations, *, project_id=None,
-           user_id=None, group=None, migration_uuid=None):
-    """The claim; with ``migration_uuid`` (a move, see gantt.db.moves),
-    what the consumer holds passes to the migration consumer instead of
-    being freed, unless the migration holds something already."""
-    # generations first: on PostgreSQL (read committed) every statement
-    # sees a newer state, and the final compare-and-swap only catches
-    # changes made after the generation it compares with was read
-    consumer_seen = _consumer_generation(conn, consumer_uuid)
-    heir = None
-    if migration_uuid is not None:
-        heir = (migration_uuid, _consumer_generation(conn, migration_uuid))
-    providers = _providers_by_uuid(conn, allocations)
-    previous = _consumer_allocations(conn, consumer_uuid)
-    if heir is not None and (not previous or _consumer_allocations(
-            conn, migration_uuid)):
-        heir = None    # nothing to hand over, or handed over already
-    seen = dict(providers)  # uuid -> (id, generation)
-    if heir is None:
-        seen.update(_providers_by_id(conn, set(previous) - {
-            rp_id for rp_id, _ in providers.values()}))
+def claim_new(conn, claims, *, project_id=None, user_id=None, group=None):
+    """Claim for several new consumers at once, all or nothing.
+
+    The instances of one request: one snapshot of every provider they
+    use, capacity and group policy checked with all of them counted, one
+    compare-and-swap, one ``INSERT`` of consumers and one of allocations.
+
+    :param claims: list of :class:`NewClaim`, consumers not yet stored
+    :returns: list of :class:`ProviderState` for every provider touched
+    :raises: ProviderNotFound, CapacityExceeded, GroupPolicyViolation,
+        ClaimConflict (:class:`ConsumerExists` when one was stored)
+    """
+    wanted = {uuid for c in claims for uuid in c.allocations}
+    providers = _snapshot(conn, uuids=wanted)
+    by_uuid = _by_uuid(providers, wanted)
     group_generation = None
     if group is not None:
-        group_generation = _check_group(conn, consumer_uuid, providers,
-                                        group)
-    ids = {rp_id for rp_id, _ in seen.values()}
-    inventory = _inventories(conn, ids)
-    # a hand-over keeps what the consumer held counted (as the migration's)
-    usage = _usage_without(conn, ids, consumer_uuid if heir is None else None)
-    for uuid, resources in allocations.items():
-        rp_id = providers[uuid][0]
-        for rc, amount in resources.items():
-            _check_capacity(uuid, consumer_uuid, rc, amount,
-                            inventory.get((rp_id, rc)),
-                            usage[rp_id].get(rc, 0))
-    states = []
-    for uuid, (rp_id, generation) in sorted(seen.items(),
-                                            key=lambda kv: kv[1][0]):
-        _bump_generation(conn, uuid, rp_id, generation, consumer_uuid)
-        used = collections.Counter(usage[rp_id])
-        used.update(allocations.get(uuid, {}))
-        states.append(ProviderState(uuid, generation + 1, dict(used)))
+        group_generation = _check_group(conn, [
+            (c.consumer_uuid, [by_uuid[u] for u in c.allocations])
+            for c in claims], group)
+    for c in claims:
+        _take(by_uuid, c.consumer_uuid, c.allocations)
+    _bump_generations(conn, providers, claims[0].consumer_uuid)
+    if group is not None:
+        _bump_group(conn, group.uuid, group_generation,
+                    claims[0].consumer_uuid)
+    now = timeutils.utcnow()
+    try:
+        conn.execute(CONSUMERS.insert(), [
+            {"uuid": c.consumer_uuid, "generation": 0, "created_at": now,
+             "project_id": project_id, "user_id": user_id,
+             "instance_group_uuid": group.uuid if group else None}
+            for c in claims])
+    except db_exc.DBDuplicateEntry:
+        raise ConsumerExists(
+            provider="consumer", seen=None,
+            consumer=",".join(c.consumer_uuid for c in claims)) from None
+    _insert_allocations(conn, [
+        (by_uuid[uuid].id, c.consumer_uuid, rc, amount)
+        for c in claims for uuid, resources in c.allocations.items()
+        for rc, amount in resources.items()], now)
+    return _states(providers)
+
+
+def _claim(conn, consumer_uuid, allocations, *, project_id=None,
+           user_id=None, group=None, migration_uuid=None):
+    """The claim of a consumer that may be stored and hold allocations;
+    with ``migration_uuid`` (a move, see gantt.db.moves), what the consumer
+    holds passes to the migration consumer instead of being freed, unless
+    the migration holds something already."""
+    consumer_seen = _consumer_generation(conn, consumer_uuid)
+    previous = _consumer_allocations(conn, consumer_uuid)
+    heir = None
+    if migration_uuid is not None and previous and not (
+            _consumer_allocations(conn, migration_uuid)):
+        # the source passes to the migration (not already handed over)
+        heir = (migration_uuid, _consumer_generation(conn, migration_uuid))
+    # the snapshot comes after the consumers' generations (see the module
+    # docstring); a hand-over keeps what the consumer held counted, as the
+    # migration's, and its providers are not touched
+    providers = _snapshot(
+        conn, uuids=set(allocations),
+        ids=set(previous) if heir is None else (),
+        without=consumer_uuid if heir is None else None)
+    by_uuid = _by_uuid(providers, allocations)
+    group_generation = None
+    if group is not None:
+        group_generation = _check_group(conn, [
+            (consumer_uuid, [by_uuid[u] for u in allocations])], group)
+    _take(by_uuid, consumer_uuid, allocations)
+    _bump_generations(conn, providers, consumer_uuid)
     if group is not None:
         _bump_group(conn, group.uuid, group_generation, consumer_uuid)
     now = timeutils.utcnow()
@@ -124,25 +182,27 @@ def _claim(conn, consumer_uuid, allocations, *, project_id=None,
     for uuid, generation, group_uuid in sorted(writes):
         _write_consumer(conn, uuid, generation, project_id, user_id,
                         group_uuid, now)
-    if heir is None:
-        conn.execute(ALLOC.delete().where(
-            ALLOC.c.consumer_uuid == consumer_uuid))
-    else:
+    if heir is not None:
         conn.execute(ALLOC.update().where(
             ALLOC.c.consumer_uuid == consumer_uuid).values(
             consumer_uuid=migration_uuid))
-    _insert_allocations(conn, consumer_uuid, providers, allocations, now)
-    return states
+    elif previous:
+        conn.execute(ALLOC.delete().where(
+            ALLOC.c.consumer_uuid == consumer_uuid))
+    _insert_allocations(conn, [
+        (by_uuid[uuid].id, consumer_uuid, rc, amount)
+        for uuid, resources in allocations.items()
+        for rc, amount in resources.items()], now)
+    return _states(providers)
 
 
-def _insert_allocations(conn, consumer_uuid, providers, allocations, now):
-    rows = [{"resource_provider_id": providers[uuid][0],
-             "consumer_uuid": consumer_uuid, "resource_class": rc,
-             "used": amount, "created_at": now}
-            for uuid, resources in allocations.items()
-            for rc, amount in resources.items()]
+def _insert_allocations(conn, rows, now):
+    """``rows``: (provider id, consumer, class, amount); one statement."""
     if rows:
-        conn.execute(ALLOC.insert(), rows)
+        conn.execute(ALLOC.insert(), [
+            {"resource_provider_id": rp_id, "consumer_uuid": consumer,
+             "resource_class": rc, "used": amount, "created_at": now}
+            for rp_id, consumer, rc, amount in rows])
 
 
 def release(conn, consumer_uuid):
@@ -247,23 +307,93 @@ def group_hosts(conn, group_uuid):
 # -- the steps of a claim ---------------------------------------------------
 
 
-def _providers_by_uuid(conn, allocations):
-    rows = conn.execute(
-        sa.select(RP.c.uuid, RP.c.id, RP.c.generation).where(
-            RP.c.uuid.in_(list(allocations)))).all()
-    found = {r.uuid: (r.id, r.generation) for r in rows}
-    for uuid in allocations:
-        if uuid not in found:
+@dataclasses.dataclass
+class _Provider:
+    """One provider as a claim's snapshot read it."""
+
+    id: int
+    uuid: str
+    generation: int
+    root_id: int | None
+    is_host: bool              # its root has a host report
+    inventories: dict = dataclasses.field(default_factory=dict)
+    used: dict = dataclasses.field(default_factory=dict)
+
+
+def _snapshot(conn, uuids=(), ids=(), without=None):
+    """Providers (by uuid or id) with generation, inventories and usage
+    (leaving out ``without``'s allocations), read in one statement.
+
+    Usage is read for the classes a provider has inventory of: only those
+    can be claimed, and a class without inventory has no room to check.
+
+    :returns: ``{provider id: _Provider}``
+    """
+    used = (sa.select(sa.func.coalesce(sa.func.sum(ALLOC.c.used), 0))
+            .where(ALLOC.c.resource_provider_id == RP.c.id)
+            .where(ALLOC.c.resource_class == INV.c.resource_class))
+    if without is not None:
+        used = used.where(ALLOC.c.consumer_uuid != without)
+    # a host is a root with a host report: a standalone provider (a
+    # storage pool every member of a group may share) is no host
+    is_host = sa.exists().where(
+        REPORTS.c.resource_provider_id == RP.c.root_provider_id)
+    wanted = []
+    if uuids:
+        wanted.append(RP.c.uuid.in_(sorted(uuids)))
+    if ids:
+        wanted.append(RP.c.id.in_(sorted(ids)))
+    providers = {}
+    if not wanted:
+        return providers
+    for row in conn.execute(
+            sa.select(RP.c.id, RP.c.uuid, RP.c.generation,
+                      RP.c.root_provider_id, is_host.label("is_host"),
+                      INV.c.resource_class, INV.c.total, INV.c.reserved,
+                      INV.c.min_unit, INV.c.max_unit, INV.c.step_size,
+                      INV.c.allocation_ratio,
+                      used.scalar_subquery().label("used"))
+            .select_from(RP.outerjoin(
+                INV, INV.c.resource_provider_id == RP.c.id))
+            .where(sa.or_(*wanted))):
+        provider = providers.get(row.id)
+        if provider is None:
+            provider = providers[row.id] = _Provider(
+                row.id, row.uuid, row.generation, row.root_provider_id,
+                bool(row.is_host))
+        if row.resource_class is not None:
+            provider.inventories[row.resource_class] = row
+            if row.used:
+                provider.used[row.resource_class] = int(row.used)
+    return providers
+
+
+def _by_uuid(providers, wanted):
+    """``{uuid: _Provider}`` of those wanted; ProviderNotFound if one is
+    not stored."""
+    by_uuid = {p.uuid: p for p in providers.values()}
+    for uuid in wanted:
+        if uuid not in by_uuid:
             raise exception.ProviderNotFound(uuid=uuid)
-    return found
+    return by_uuid
 
 
-def _providers_by_id(conn, ids):
-    if not ids:
-        return {}
-    rows = conn.execute(sa.select(RP.c.uuid, RP.c.id, RP.c.generation).where(
-        RP.c.id.in_(list(ids))))
-    return {r.uuid: (r.id, r.generation) for r in rows}
+def _take(by_uuid, consumer_uuid, allocations):
+    """Check one consumer's allocations against what is left and count
+    them in (so that the next consumer of a batch sees them)."""
+    for uuid, resources in allocations.items():
+        provider = by_uuid[uuid]
+        for rc, amount in resources.items():
+            used = provider.used.get(rc, 0)
+            _check_capacity(uuid, consumer_uuid, rc, amount,
+                            provider.inventories.get(rc), used)
+            provider.used[rc] = used + amount
+
+
+def _states(providers):
+    """What each provider looks like once the claim commits."""
+    return [ProviderState(p.uuid, p.generation + 1, dict(p.used))
+            for p in sorted(providers.values(), key=lambda p: p.id)]
 
 
 def _consumer_allocations(conn, consumer_uuid):
@@ -275,12 +405,6 @@ def _consumer_allocations(conn, consumer_uuid):
             .where(ALLOC.c.consumer_uuid == consumer_uuid)):
         result[rp_id][rc] = int(used)
     return result
-
-
-def _inventories(conn, rp_ids):
-    return {(r.resource_provider_id, r.resource_class): r
-            for r in conn.execute(sa.select(INV).where(
-                INV.c.resource_provider_id.in_(list(rp_ids))))}
 
 
 def _usage_without(conn, rp_ids, consumer_uuid):
@@ -314,40 +438,55 @@ def _check_capacity(provider, consumer, rc, amount, inv, used):
         refuse("%d used of capacity %g" % (used, capacity))
 
 
-def _check_group(conn, consumer_uuid, providers, group):
+def _check_group(conn, placements, group):
     """Enforce a hard group policy against the members placed so far.
 
+    :param placements: ``[(consumer uuid, [_Provider, ...])]``, in order:
+        each one is checked with the ones before it counted as members
     :returns: the group row's generation, for the final compare-and-swap
     """
-    generation = _group_generation(conn, group)
-    # hosts are the roots with a host report: a standalone provider (a
-    # storage pool every member may share) is no host of the policy
-    target_roots = {r.root_provider_id for r in conn.execute(
-        sa.select(RP.c.root_provider_id)
-        .join(REPORTS, REPORTS.c.resource_provider_id == RP.c.root_provider_id)
-        .where(RP.c.id.in_([rp_id for rp_id, _ in providers.values()])))}
-    members = collections.Counter()
-    for root, count in conn.execute(
-            sa.select(RP.c.root_provider_id,
-                      sa.func.count(sa.distinct(ALLOC.c.consumer_uuid)))
-            .join(REPORTS,
-                  REPORTS.c.resource_provider_id == RP.c.root_provider_id)
-            .join(ALLOC, ALLOC.c.resource_provider_id == RP.c.id)
-            .join(CONSUMERS, CONSUMERS.c.uuid == ALLOC.c.consumer_uuid)
-            .where(CONSUMERS.c.instance_group_uuid == group.uuid)
-            .where(CONSUMERS.c.uuid != consumer_uuid)
-            .group_by(RP.c.root_provider_id)):
-        members[root] = int(count)
-    if group.policy == "anti-affinity":
-        broken = any(members[root] >= group.max_per_host
-                     for root in target_roots)
-    else:
-        broken = bool(members) and not set(members) <= target_roots
-    if broken:
-        raise exception.GroupPolicyViolation(
-            consumer=consumer_uuid, host=",".join(sorted(providers)),
-            policy=group.policy, group=group.uuid)
+    consumers = [consumer for consumer, _ in placements]
+    generation, members = _group_members(conn, group, consumers)
+    for consumer, providers in placements:
+        roots = {p.root_id for p in providers if p.is_host}
+        if group.policy == "anti-affinity":
+            broken = any(members[root] >= group.max_per_host
+                         for root in roots)
+        else:
+            broken = bool(members) and not set(members) <= roots
+        if broken:
+            raise exception.GroupPolicyViolation(
+                consumer=consumer, host=",".join(sorted(
+                    p.uuid for p in providers)),
+                policy=group.policy, group=group.uuid)
+        members.update(roots)
     return generation
+
+
+def _group_members(conn, group, consumers):
+    """The group's generation and ``Counter({host root id: members})`` of
+    its placed members but ``consumers``, read in one statement."""
+    placed = (
+        sa.select(RP.c.root_provider_id.label("root"),
+                  sa.func.count(sa.distinct(ALLOC.c.consumer_uuid))
+                  .label("members"))
+        .join(REPORTS,
+              REPORTS.c.resource_provider_id == RP.c.root_provider_id)
+        .join(ALLOC, ALLOC.c.resource_provider_id == RP.c.id)
+        .join(CONSUMERS, CONSUMERS.c.uuid == ALLOC.c.consumer_uuid)
+        .where(CONSUMERS.c.instance_group_uuid == group.uuid)
+        .where(CONSUMERS.c.uuid.not_in(consumers))
+        .group_by(RP.c.root_provider_id)).subquery()
+    rows = conn.execute(
+        sa.select(GROUPS.c.generation, placed.c.root, placed.c.members)
+        .select_from(GROUPS.outerjoin(placed, sa.literal(True)))
+        .where(GROUPS.c.uuid == group.uuid)).all()
+    if not rows:
+        raise exception.ClaimConflict(provider="group " + group.uuid,
+                                      seen=None, consumer="-")
+    members = collections.Counter({r.root: int(r.members) for r in rows
+                                   if r.root is not None})
+    return rows[0].generation, members
 
 
 def ensure_group(db, group):
@@ -367,15 +506,6 @@ def ensure_group(db, group):
                     created_at=timeutils.utcnow()))
     except db_exc.DBDuplicateEntry:
         pass  # another worker created it at the same moment
-
-
-def _group_generation(conn, group):
-    row = conn.execute(sa.select(GROUPS.c.generation).where(
-        GROUPS.c.uuid == group.uuid)).first()
-    if row is None:
-        raise exception.ClaimConflict(provider="group " + group.uuid,
-                                      seen=None, consumer="-")
-    return row.generation
 
 
 def _consumer_generation(conn, consumer_uuid):
@@ -412,13 +542,25 @@ def _write_consumer(conn, consumer_uuid, seen, project_id, user_id,
                                       consumer=consumer_uuid)
 
 
-def _bump_generation(conn, uuid, rp_id, seen, consumer_uuid):
+def _bump_generations(conn, providers, consumer_uuid):
+    """Compare-and-swap every provider's generation in one ``UPDATE``.
+
+    :param providers: ``{id: _Provider}`` as the snapshot read them
+    :raises: ClaimConflict if any of them changed since
+    """
+    if not providers:
+        return
+    ordered = sorted(providers.values(), key=lambda p: p.id)
     bumped = conn.execute(
-        RP.update().where(RP.c.id == rp_id).where(RP.c.generation == seen)
-        .values(generation=seen + 1)).rowcount
-    if bumped != 1:
-        raise exception.ClaimConflict(provider=uuid, seen=seen,
-                                      consumer=consumer_uuid)
+        RP.update().where(sa.or_(*[
+            sa.and_(RP.c.id == p.id, RP.c.generation == p.generation)
+            for p in ordered]))
+        .values(generation=RP.c.generation + 1)).rowcount
+    if bumped != len(ordered):
+        raise exception.ClaimConflict(
+            provider=",".join(p.uuid for p in ordered),
+            seen=",".join(str(p.generation) for p in ordered),
+            consumer=consumer_uuid)
 
 
 def _bump_group(conn, group_uuid, seen, consumer_uuid):

@@ -32,14 +32,17 @@ class Claimer:
         self.conflicts = 0
 
     def claim(self, consumer_uuid, allocation_map, *, project_id=None,
-              user_id=None, group=None):
+              user_id=None, group=None, new=False):
         """Replace the consumer's allocations with ``allocation_map``.
 
         :param allocation_map: ``{provider uuid: {class: amount}}``
         :param group: :class:`~gantt.db.allocations.GroupClaim` or None
+        :param new: the consumer is believed not to be stored yet: the
+            claim skips reading it, and raises ConsumerExists if it was
         :returns: the touched providers' new states
         :raises: CapacityExceeded, GroupPolicyViolation, ProviderNotFound,
-            ClaimConflict (only after every retry lost its race)
+            ConsumerExists, ClaimConflict (only after every retry lost its
+            race)
         """
         if group is not None:
             allocations.ensure_group(self.db, group)
@@ -47,7 +50,26 @@ class Claimer:
             consumer_uuid, ",".join(sorted(allocation_map)),
             lambda conn: allocations.claim(
                 conn, consumer_uuid, allocation_map, project_id=project_id,
-                user_id=user_id, group=group))
+                user_id=user_id, group=group, new=new))
+
+    def claim_new(self, claims, *, project_id=None, user_id=None,
+                  group=None):
+        """Claim for many new consumers in one transaction, all or none.
+
+        :param claims: list of :class:`~gantt.db.allocations.NewClaim`
+        :returns: the touched providers' new states
+        :raises: CapacityExceeded, GroupPolicyViolation, ProviderNotFound,
+            ConsumerExists, ClaimConflict (a lost race: not retried, the
+            caller claims one by one instead)
+        """
+        if group is not None:
+            allocations.ensure_group(self.db, group)
+        return self._retrying(
+            ",".join(c.consumer_uuid for c in claims[:3]), "*",
+            lambda conn: allocations.claim_new(
+                conn, claims, project_id=project_id, user_id=user_id,
+                group=group),
+            retries=0)
 
     def move_claim(self, instance_uuid, allocation_map, *, migration_uuid,
                    project_id=None, user_id=None, group=None):
@@ -72,16 +94,20 @@ class Claimer:
         return self._retrying(instance_uuid, "*", lambda conn: (
             moves.revert_move(conn, instance_uuid, migration_uuid)))
 
-    def _retrying(self, consumer_uuid, providers, work):
+    def _retrying(self, consumer_uuid, providers, work, retries=None):
         """Run ``work(conn)`` in a transaction, again when it loses a race.
 
         :raises: ClaimConflict only after every retry lost its race
         """
         last = None
-        for attempt in range(self.conflict_retries + 1):
+        if retries is None:
+            retries = self.conflict_retries
+        for attempt in range(retries + 1):
             try:
                 with self.db.begin() as conn:
                     return work(conn)
+            except allocations.ConsumerExists:
+                raise      # no race: the caller's belief was wrong
             except exception.ClaimConflict as exc:
                 last = exc
             except db_exc.DBConnectionError as exc:

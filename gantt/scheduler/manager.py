@@ -140,19 +140,9 @@ class SchedulerManager:
         started = time.monotonic()
         # aggregates first: hosts they name join them as they are loaded
         self.reload_aggregates()
-        stored = db_providers.load_hosts(self.db)
-        self.cache.presize(
-            len(stored),
-            len({rc for h in stored for rc in h.inventories}),
-            len({t for h in stored for t in h.traits}),
-            len({a for h in stored for a in h.aggregates}))
-        for host in stored:
-            report = _report_from_row(host)
-            self.cache.apply_report(report, persisted=True)
-            self.cache.apply_usage(host.uuid, host.generation, host.usage)
-            for child in host.children:
-                self.cache.apply_usage(child.uuid, child.generation,
-                                       child.usage)
+        stored = db_providers.load_host_columns(self.db)
+        # in bulk: as apply_report (persisted) and apply_usage of each
+        self.cache.load(stored)
         self.reload_providers()
         self.ready.set()
         LOG.info("Host cache loaded: %d hosts from the database in %.2fs",
@@ -321,20 +311,85 @@ class SchedulerManager:
         started = time.monotonic()
         self.counters.add("requests")
         request = request_mod.from_spec(spec, instance_uuids, self.lookup)
+        try:
+            try:
+                # most calls are new: their instances are claimed as new
+                # consumers, without first asking whether they hold any
+                view, cands, claimed = self._claim_request(
+                    request, instance_uuids, retried=False)
+            except exception.NoValidHost:
+                if not self.claimer.allocations_of(instance_uuids):
+                    raise
+                retry = True   # the room they hold may be what was missing
+            except db_allocations.ConsumerExists:
+                retry = True
+            else:
+                retry = False
+            if retry:
+                # a retried call (the reply to the first was lost): its
+                # instances hold claims, which this call replaces; start
+                # over with the room they hold counted as free
+                LOG.info("Instances of this request hold claims already (a "
+                         "retried call); placing them again as "
+                         "replacements")
+                request = request_mod.from_spec(spec, instance_uuids,
+                                                self.lookup)
+                view, cands, claimed = self._claim_request(
+                    request, instance_uuids, retried=True)
+        except exception.NoValidHost:
+            self.counters.add("no_valid_host")
+            raise
+        # alternates are chosen once every instance is claimed, so that they
+        # respect the whole request (siblings' usage, the group's new hosts)
+        reweigh = len(claimed) > 1 or request.instance_group is not None
+        weighed = None
+        if reweigh and return_alternates:
+            # siblings' claims and the group's new hosts change what may be
+            # an alternate: filter and weigh again, once for all of them
+            # (each instance's own host is left out of its alternates)
+            weighed = self._weigh_again(view, request, cands)
+        placed = [self._selections(view, request, c, return_alternates,
+                                   weighed) for c in claimed]
+        self.counters.add("placements", len(placed))
+        LOG.info("Placed %d instance(s) in %.1f ms: %s", len(placed),
+                 (time.monotonic() - started) * 1000, ", ".join(
+                     "%s on %s" % (s[0].consumer_uuid, s[0].service_host)
+                     for s in placed))
+        return placed
+
+    def _claim_request(self, request, instance_uuids, retried):
+        """Claim every instance of a request, or none of them.
+
+        :param retried: the instances may hold claims (of an earlier call)
+            that these replace; otherwise they are claimed as new, and
+            ConsumerExists is raised if one was stored (claims made so far
+            stand: a retried attempt replaces them)
+        :returns: (the view, the candidates, the claimed instances)
+        """
         view = self._view()
-        held = self._count_out_previous_claims(view, request, instance_uuids)
+        held = {}
+        if retried:
+            held = self._count_out_previous_claims(view, request,
+                                                   instance_uuids)
         previous = set(held)
         cands = candidates.for_request(view, request, self.conf)
         claimed = []
+        claim = functools.partial(self.claimer.claim, new=not retried)
         try:
-            for uuid in instance_uuids:
+            if not retried and self._can_claim_together(view, cands,
+                                                        instance_uuids):
+                claimed = self._claim_together(view, request, cands,
+                                               instance_uuids) or []
+            for uuid in instance_uuids[len(claimed):]:
                 claimed.append(self._claim_one(view, request, cands, uuid,
-                                               held.get(uuid, ())))
+                                               held.get(uuid, ()),
+                                               claim=claim))
+        except db_allocations.ConsumerExists:
+            raise
         except exception.NoValidHost:
             # a failed answer leaves none of these instances allocated, even
             # those a lost earlier call had claimed: the caller was told no
             self._roll_back(sorted({c[0] for c in claimed} | previous))
-            self.counters.add("no_valid_host")
             raise
         except Exception:
             # all or nothing holds for unexpected failures too (a database
@@ -342,17 +397,7 @@ class SchedulerManager:
             self._roll_back(sorted({c[0] for c in claimed} | previous),
                             best_effort=True)
             raise
-        # alternates are chosen once every instance is claimed, so that they
-        # respect the whole request (siblings' usage, the group's new hosts)
-        reweigh = len(claimed) > 1 or request.instance_group is not None
-        placed = [self._selections(view, request, cands, c, return_alternates,
-                                   reweigh) for c in claimed]
-        self.counters.add("placements", len(placed))
-        LOG.info("Placed %d instance(s) in %.1f ms: %s", len(placed),
-                 (time.monotonic() - started) * 1000, ", ".join(
-                     "%s on %s" % (s[0].consumer_uuid, s[0].service_host)
-                     for s in placed))
-        return placed
+        return view, cands, claimed
 
     def _count_out_previous_claims(self, view, request, instance_uuids):
         """Give this request the room its instances already hold.
@@ -426,6 +471,9 @@ class SchedulerManager:
                     project_id=request.spec.project_id,
                     user_id=request.spec.user_id,
                     group=_group_claim(request))
+            except db_allocations.ConsumerExists:
+                self.cache.unreserve(mark)
+                raise
             except _NEXT_CANDIDATE as exc:
                 self.cache.unreserve(mark)
                 LOG.info("Claim for %s on %s failed (%s); trying the next "
@@ -447,6 +495,76 @@ class SchedulerManager:
         raise exception.NoValidHost(
             reason="claims failed on %d hosts in a row (lost races or "
                    "stale cache); try again" % retries)
+
+    @staticmethod
+    def _can_claim_together(view, cands, instance_uuids):
+        """Whether the instances can be decided first and claimed in one
+        transaction: several of them, and no provider tree or sharing
+        pool among the candidates (the solver reads committed usage per
+        provider, which a batch not yet claimed is not in)."""
+        return (len(instance_uuids) > 1
+                and not view.tree_rows()[cands.mask].any())
+
+    def _claim_together(self, view, request, cands, instance_uuids):
+        """Decide every instance, then claim them all at once.
+
+        Each decision marks its host in the cache (as a claim in flight
+        does), so the next instance, and concurrent requests, see the room
+        taken. One transaction then claims them all.
+
+        :returns: the claimed instances as :meth:`_claim_one` gives them,
+            or None if the transaction failed (a lost race, a stale cache):
+            the caller then claims them one by one, which moves each
+            instance to its next host on failure
+        :raises: NoValidHost (nothing claimed)
+        """
+        group = request.instance_group
+        decided, marks = [], []
+        none_failed = np.zeros(view.n, dtype=bool)
+        try:
+            for uuid in instance_uuids:
+                outcome = self._filter(view, request, cands, none_failed)
+                if not outcome.mask.any():
+                    self._no_valid_host(request, outcome)
+                rows, totals = self._weigh(view, request, outcome.mask)
+                row, weight = self._pick(rows, totals)
+                provider = view.uuids[row]
+                mark = self.cache.reserve(provider, request.resources)
+                marks.append(mark)
+                if mark[0] is not view.table:
+                    # the cache swapped in a grown table since the view was
+                    # taken: the mark is not in the table the view reads
+                    view.consume(row, request.resources)
+                if group is not None:
+                    group.hosts[view.hosts[row]] += 1
+                decided.append((uuid, row, weight, (rows, totals),
+                                {provider: request.resources}))
+            try:
+                states = self.claimer.claim_new(
+                    [db_allocations.NewClaim(d[0], d[4]) for d in decided],
+                    project_id=request.spec.project_id,
+                    user_id=request.spec.user_id,
+                    group=_group_claim(request))
+            except db_allocations.ConsumerExists:
+                raise
+            except _NEXT_CANDIDATE as exc:
+                LOG.info("Claiming %d instances in one transaction failed "
+                         "(%s); claiming them one by one", len(decided), exc)
+                if group is not None:
+                    group.hosts.subtract(view.hosts[d[1]] for d in decided)
+                    for host in [h for h, n in group.hosts.items()
+                                 if n <= 0]:
+                        del group.hosts[host]
+                self._refresh_after_failure(
+                    request, {p: None for d in decided for p in d[4]}, exc)
+                return None
+            # the committed usage first, then drop the marks: never a
+            # moment in which neither counts
+            self._claimed(states)
+        finally:
+            for mark in marks:
+                self.cache.unreserve(mark)
+        return decided
 
     def _count_claim(self, view, request, row, states, held):
         """Make the view count a claim its table did not show yet."""
@@ -505,26 +623,29 @@ class SchedulerManager:
             unfit[other] = True
         return None, None, None
 
-    def _selections(self, view, request, cands, claimed, return_alternates,
-                    reweigh):
-        """``[claimed, alternates…]`` for one claimed instance."""
-        consumer_uuid, row, weight, weighed, allocation = claimed
+    def _weigh_again(self, view, request, cands):
+        """Every host that passes the filters now, weighed."""
+        outcome = self._filter(view, request, cands,
+                               np.zeros(view.n, dtype=bool))
+        if not outcome.mask.any():
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        return self._weigh(view, request, outcome.mask)
+
+    def _selections(self, view, request, claimed, return_alternates,
+                    weighed=None):
+        """``[claimed, alternates…]`` for one claimed instance.
+
+        :param weighed: (rows, totals) to take alternates from; by default
+            the weighing the instance was claimed from
+        """
+        consumer_uuid, row, weight, own_weighing, allocation = claimed
         chosen = selections.build(view, row, consumer_uuid,
                                   request.resources, weight, claimed=True,
                                   allocations=allocation)
         count = self.conf.scheduler.max_attempts - 1
         if not return_alternates or count <= 0:
             return [chosen]
-        if reweigh:
-            # siblings' claims and the group's new hosts change what may be
-            # an alternate: filter and weigh again
-            own = np.zeros(view.n, dtype=bool)
-            own[row] = True
-            outcome = self._filter(view, request, cands, own)
-            rows, totals = self._weigh(view, request, outcome.mask)
-        else:
-            # one instance: the weighing it was claimed from still holds
-            rows, totals = weighed
+        rows, totals = weighed if weighed is not None else own_weighing
         return [chosen] + self._alternates(view, request, rows, totals, row,
                                            consumer_uuid, count)
 
@@ -801,8 +922,8 @@ class SchedulerManager:
                                   migration_uuid=migration_uuid)
         claimed = self._claim_one(view, request, cands, instance_uuid,
                                   held.get(instance_uuid, ()), claim=claim)
-        placed = self._selections(view, request, cands, claimed,
-                                  return_alternates, reweigh=False)
+        placed = self._selections(view, request, claimed,
+                                  return_alternates)
         LOG.info("Move of %s (migration %s): destination %s claimed",
                  instance_uuid, migration_uuid, placed[0].service_host)
         return placed

@@ -108,15 +108,15 @@ def test_two_claims_paused_before_the_swap_exactly_one_wins(server_db,
     first, second = f.uuids(2)
     checked = threading.Event()
     go_on = threading.Event()
-    swap = allocations._bump_generation
+    swap = allocations._bump_generations
 
-    def held_swap(conn, uuid_, rp_id, seen, consumer):
+    def held_swap(conn, providers, consumer):
         if consumer == first:
             checked.set()
             assert go_on.wait(30)
-        return swap(conn, uuid_, rp_id, seen, consumer)
+        return swap(conn, providers, consumer)
 
-    monkeypatch.setattr(allocations, "_bump_generation", held_swap)
+    monkeypatch.setattr(allocations, "_bump_generations", held_swap)
     result = {}
 
     def claim_first():

@@ -149,8 +149,9 @@ def test_a_stale_generation_raises_claim_conflict_and_rolls_back(db):
     replayed step by step: read, another claim commits, then the second
     transaction writes and compares-and-swaps with what it read."""
     with db.begin() as conn:
-        [(rp_id, seen)] = conn.execute(
-            sa.select(RP.c.id, RP.c.generation).where(RP.c.uuid == H1))
+        read = allocations._snapshot(conn, uuids=[H1, H2])
+    [rp_id] = [p.id for p in read.values() if p.uuid == H1]
+    seen = read[rp_id].generation
     _claim(db, VM2, {H1: {"VCPU": 2}})           # the other worker wins
 
     with pytest.raises(exception.ClaimConflict) as raised, db.begin() as conn:
@@ -159,7 +160,7 @@ def test_a_stale_generation_raises_claim_conflict_and_rolls_back(db):
             resource_provider_id=rp_id, consumer_uuid=VM1,
             resource_class="VCPU", used=8,
             created_at=sa.func.current_timestamp()))
-        allocations._bump_generation(conn, H1, rp_id, seen, VM1)
+        allocations._bump_generations(conn, read, VM1)
 
     assert H1 in str(raised.value) and VM1 in str(raised.value)
     assert f"generation {seen}" in str(raised.value)
@@ -172,9 +173,8 @@ def test_a_stale_generation_raises_claim_conflict_and_rolls_back(db):
 def test_bump_generation_with_the_current_generation_succeeds(db):
     seen = _generation(db, H1)
     with db.begin() as conn:
-        rp_id = conn.execute(sa.select(RP.c.id).where(
-            RP.c.uuid == H1)).scalar_one()
-        allocations._bump_generation(conn, H1, rp_id, seen, VM1)
+        allocations._bump_generations(
+            conn, allocations._snapshot(conn, uuids=[H1, H2]), VM1)
     assert _generation(db, H1) == seen + 1
 
 

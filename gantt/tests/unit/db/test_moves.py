@@ -286,7 +286,7 @@ def test_a_move_claim_paused_before_its_swap_loses_to_a_claim(sdb,
     move waits before its compare-and-swap: the move must lose, whole."""
     claim(sdb, VM1, {H1: {"VCPU": 2}})
     claim(sdb, VM2, {H2: {"VCPU": 6}})
-    paused = Paused(monkeypatch, allocations, "_bump_generation").start(
+    paused = Paused(monkeypatch, allocations, "_bump_generations").start(
         lambda: move_claim(sdb, {H2: {"VCPU": 2}}))
     claim(sdb, VM3, {H2: {"VCPU": 2}})
     outcome = paused.finish()
@@ -309,7 +309,7 @@ CONFIRMED = ({H2: DEST}, {})
 
 @pytest.mark.parametrize("paused_op, paused_at, winner, final", [
     # a retried move_claim (to h3) waits; a revert commits: the revert wins
-    ("move", (allocations, "_bump_generation"), "revert", REVERTED),
+    ("move", (allocations, "_bump_generations"), "revert", REVERTED),
     # a revert waits; a retried move_claim commits: the move wins
     ("revert", (moves, "_bump_providers"), "move", MOVED_TO_H3),
     # a confirm waits; a revert commits

@@ -534,7 +534,7 @@ def test_a_save_waits_for_a_claim_that_swapped_but_did_not_commit(
     written its allocation when the save cuts numa0: the save must wait on
     the provider's row and then count the claim, not cut beneath it."""
     save(server_db, tree(), sequence=1)
-    swap = allocations._bump_generation
+    swap = allocations._bump_generations
     swapped, go = threading.Event(), threading.Event()
 
     def paused_swap(*args):
@@ -543,7 +543,7 @@ def test_a_save_waits_for_a_claim_that_swapped_but_did_not_commit(
         assert go.wait(30)
         return result
 
-    monkeypatch.setattr(allocations, "_bump_generation", paused_swap)
+    monkeypatch.setattr(allocations, "_bump_generations", paused_swap)
     claimer = threading.Thread(target=claim, args=(
         server_db, VM1, {uuid_of("numa0"): {"VCPU": 3}}))
     claimer.start()

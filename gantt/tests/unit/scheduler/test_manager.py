@@ -736,3 +736,106 @@ def test_a_restarted_worker_keeps_numa_cells_and_pci_pools(conf, sqlite_db):
     row = table.row_by_uuid[node.uuid]
     assert [c.id for c in table.numa_cells[row]] == [0]
     assert [p.count for p in table.pci_pools[row]] == [4]
+
+
+# -- many instances, one transaction ------------------------------------------
+
+
+def _transactions(manager):
+    """Count the claim transactions a manager commits."""
+    counted = []
+    original = manager.claimer._retrying
+
+    def retrying(*args, **kwargs):
+        counted.append(args[0])
+        return original(*args, **kwargs)
+
+    manager.claimer._retrying = retrying
+    return counted
+
+
+def test_new_instances_of_one_request_are_claimed_in_one_transaction(
+        conf, manager):
+    _ram_only(conf)
+    _report(manager, "h1", memory_mb=4096)
+    _report(manager, "h2", memory_mb=3584)
+    transactions = _transactions(manager)
+    uuids = factories.uuids(4)
+    result = manager.select_destinations(_spec(), uuids)
+    assert len(transactions) == 1
+    assert [s[0].service_host for s in result] == ["h1", "h2", "h1", "h2"]
+    for uuid, sels in zip(uuids, result, strict=True):
+        assert _hosts_of(manager.db, uuid) == {sels[0].service_host}
+        # each instance's alternates leave out its own host
+        assert [s.service_host for s in sels[1:]] == (
+            ["h2"] if sels[0].service_host == "h1" else ["h1"])
+    for host in ("h1", "h2"):
+        assert _cache_used(manager, host) == _used(manager.db)[host]
+    # the marks of the decisions are gone: only the claims count
+    assert not manager.cache.table.pending.any()
+
+
+def test_a_stale_cache_fails_the_batch_and_each_instance_moves_on(manager):
+    """The batch decided on a host that is full behind the cache's back:
+    its transaction fails whole, and one-by-one claims place every
+    instance elsewhere, never over capacity."""
+    _sized(manager, "h1", 4)     # ranked first but really full
+    _sized(manager, "h2", 2)
+    _sized(manager, "h3", 2)
+    _fill(manager, "h1")
+    transactions = _transactions(manager)
+    result = _select(manager, 3)
+    assert {s[0].service_host for s in result} <= {"h2", "h3"}
+    assert len(transactions) > 1
+    used = _used(manager.db)
+    assert used["h1"]["VCPU"] == 16
+    assert sum(used.get(h, {}).get("VCPU", 0) for h in ("h2", "h3")) == 3
+    assert _cache_used(manager, "h1")["VCPU"] == 16
+    assert not manager.cache.table.pending.any()
+
+
+@pytest.mark.parametrize("count", [1, 3])
+def test_a_retried_call_replaces_its_claims_and_sees_their_room(manager,
+                                                                count):
+    """The reply to the first call was lost and the caller asks again for
+    the same instances on a cloud they fill exactly: the second call must
+    count the room they hold as free and replace their claims."""
+    _report(manager, "only", vcpus=count)
+    uuids = factories.uuids(count)
+    first = manager.select_destinations(_spec(), uuids)
+    again = manager.select_destinations(_spec(), uuids)
+    assert [s[0].service_host for s in again] == ["only"] * count
+    assert [s[0].consumer_uuid for s in again] == [
+        s[0].consumer_uuid for s in first]
+    consumers = {c for _h, c, _rc, _u in _allocations(manager.db)}
+    assert consumers == set(uuids)
+    assert _used(manager.db)["only"]["VCPU"] == count
+    assert _cache_used(manager, "only")["VCPU"] == count
+    assert not manager.cache.table.pending.any()
+
+
+def test_a_batch_sees_its_own_decisions_across_a_cache_regrowth(
+        conf, manager):
+    """A report regrows the cache's table while a batch is being decided:
+    the later instances must still count the earlier decisions."""
+    _ram_only(conf)
+    _report(manager, "h1", memory_mb=4096)
+    _report(manager, "h2", memory_mb=3584)
+    reserve = manager.cache.reserve
+    grown = []
+
+    def reserve_then_grow(provider, resources):
+        mark = reserve(provider, resources)
+        if not grown:
+            grown.append(True)
+            _report(manager, "newcomer", vcpus=0, memory_mb=0, disk_gb=0,
+                    extra_inventories=[_inv(f"CUSTOM_C{i}", 1)
+                                       for i in range(10)])
+        return mark
+
+    manager.cache.reserve = reserve_then_grow
+    table = manager.cache.table
+    result = _select(manager, 4)
+    assert manager.cache.table is not table
+    assert [s[0].service_host for s in result] == ["h1", "h2", "h1", "h2"]
+    assert not manager.cache.table.pending.any()

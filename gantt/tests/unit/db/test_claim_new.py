@@ -1,0 +1,188 @@
+"""Claims of new consumers: one at a time (``new=True``) and many in one
+transaction (``claim_new``), on SQLite, MariaDB and PostgreSQL."""
+
+import pytest
+import sqlalchemy as sa
+
+from gantt import exception
+from gantt.db import allocations
+from gantt.db import models
+from gantt.db import providers
+from gantt.scheduler import claims
+from gantt.tests import factories
+
+RP = models.ResourceProvider.__table__
+CONSUMERS = models.Consumer.__table__
+GROUPS = models.InstanceGroup.__table__
+H1 = factories.host_uuid("h1")
+H2 = factories.host_uuid("h2")
+VM1, VM2, VM3 = factories.uuids(3)
+GROUP = "5f0c8a52-3b1e-4d7a-9c66-0e2f4b8d1a37"
+
+
+@pytest.fixture
+def db(any_db):
+    for name in ("h1", "h2"):
+        providers.save_report(any_db, factories.compute_node_obj(
+            name, vcpus=8, memory_mb=8192, disk_gb=100))
+    return any_db
+
+
+def _claim_new(db, placements, group=None):
+    if group is not None:
+        allocations.ensure_group(db, group)
+    with db.begin() as conn:
+        return allocations.claim_new(conn, [
+            allocations.NewClaim(consumer, allocation)
+            for consumer, allocation in placements], group=group)
+
+
+def _held(db, consumer):
+    with db.begin() as conn:
+        return allocations.consumer_allocations(conn, consumer)
+
+
+def _generations(db):
+    with db.begin() as conn:
+        return {r.uuid: r.generation for r in conn.execute(
+            sa.select(RP.c.uuid, RP.c.generation))}
+
+
+def _consumers(db):
+    with db.begin() as conn:
+        return sorted(r.uuid for r in conn.execute(sa.select(CONSUMERS)))
+
+
+def test_many_consumers_are_claimed_in_one_transaction(db):
+    before = _generations(db)
+    states = _claim_new(db, [
+        (VM1, {H1: {"VCPU": 3, "MEMORY_MB": 1024}}),
+        (VM2, {H1: {"VCPU": 3}}),
+        (VM3, {H2: {"VCPU": 8, "DISK_GB": 100}}),
+    ])
+    assert _held(db, VM1) == {H1: {"VCPU": 3, "MEMORY_MB": 1024}}
+    assert _held(db, VM2) == {H1: {"VCPU": 3}}
+    assert _held(db, VM3) == {H2: {"VCPU": 8, "DISK_GB": 100}}
+    assert _consumers(db) == sorted([VM1, VM2, VM3])
+    # one compare-and-swap per provider, however many consumers it took
+    assert _generations(db) == {u: g + 1 for u, g in before.items()}
+    assert {s.uuid: (s.generation, s.usages) for s in states} == {
+        H1: (before[H1] + 1, {"VCPU": 6, "MEMORY_MB": 1024}),
+        H2: (before[H2] + 1, {"VCPU": 8, "DISK_GB": 100}),
+    }
+
+
+def test_the_consumers_of_a_batch_count_against_each_other(db):
+    """5 + 4 VCPU on a host of 8: each fits alone, not both."""
+    before = _generations(db)
+    with pytest.raises(exception.CapacityExceeded) as raised:
+        _claim_new(db, [(VM1, {H1: {"VCPU": 5}}), (VM2, {H1: {"VCPU": 4}}),
+                        (VM3, {H2: {"VCPU": 1}})])
+    assert VM2 in str(raised.value) and "5 used" in str(raised.value)
+    # all or nothing
+    assert [_held(db, vm) for vm in (VM1, VM2, VM3)] == [{}, {}, {}]
+    assert _consumers(db) == []
+    assert _generations(db) == before
+
+
+def test_a_batch_sees_what_others_claimed(db):
+    _claim_new(db, [(VM1, {H1: {"VCPU": 6}})])
+    # 6 committed + VM2's 1 leaves 1 for VM3
+    with pytest.raises(exception.CapacityExceeded, match="7 used") as raised:
+        _claim_new(db, [(VM2, {H1: {"VCPU": 1}}), (VM3, {H1: {"VCPU": 2}})])
+    assert VM3 in str(raised.value)
+    assert _held(db, VM2) == {}
+
+
+def test_an_unknown_provider_fails_the_batch(db):
+    with pytest.raises(exception.ProviderNotFound):
+        _claim_new(db, [(VM1, {H1: {"VCPU": 1}}),
+                        (VM2, {factories.host_uuid("gone"): {"VCPU": 1}})])
+    assert _consumers(db) == []
+
+
+def test_a_stored_consumer_is_no_new_consumer(db):
+    _claim_new(db, [(VM1, {H1: {"VCPU": 2}})])
+    before = _generations(db)
+    with pytest.raises(allocations.ConsumerExists):
+        _claim_new(db, [(VM2, {H2: {"VCPU": 1}}), (VM1, {H2: {"VCPU": 1}})])
+    assert _held(db, VM1) == {H1: {"VCPU": 2}}
+    assert _held(db, VM2) == {}
+    assert _generations(db) == before
+
+
+def test_the_claimer_says_when_a_consumer_believed_new_is_stored(db):
+    """A retried request whose first claim did land: ``new=True`` must not
+    add a second set of allocations, nor retry as if it lost a race."""
+    claimer = claims.Claimer(db)
+    claimer.claim(VM1, {H1: {"VCPU": 2}}, new=True)
+    with pytest.raises(allocations.ConsumerExists):
+        claimer.claim(VM1, {H2: {"VCPU": 3}}, new=True)
+    assert claimer.conflicts == 0
+    assert _held(db, VM1) == {H1: {"VCPU": 2}}
+    claimer.claim(VM1, {H2: {"VCPU": 3}})
+    assert _held(db, VM1) == {H2: {"VCPU": 3}}
+
+
+@pytest.mark.parametrize("policy, max_per_host, placements, refused", [
+    ("anti-affinity", 1, [H1, H1], VM2),
+    ("anti-affinity", 2, [H1, H1, H1], VM3),
+    ("affinity", 1, [H1, H2], VM2),
+])
+def test_a_batch_keeps_its_group_policy(db, policy, max_per_host,
+                                        placements, refused):
+    group = allocations.GroupClaim(GROUP, policy, max_per_host)
+    batch = [(vm, {host: {"VCPU": 1}})
+             for vm, host in zip((VM1, VM2, VM3)[:len(placements)],
+                                 placements, strict=True)]
+    with pytest.raises(exception.GroupPolicyViolation) as raised:
+        _claim_new(db, batch, group=group)
+    assert refused in str(raised.value)
+    assert _consumers(db) == []
+
+
+@pytest.mark.parametrize("policy, max_per_host, placements", [
+    ("anti-affinity", 1, [H1, H2]),
+    ("anti-affinity", 2, [H1, H1, H2]),
+    ("affinity", 1, [H2, H2, H2]),
+])
+def test_a_batch_within_its_group_policy_is_claimed(db, policy, max_per_host,
+                                                    placements):
+    group = allocations.GroupClaim(GROUP, policy, max_per_host)
+    batch = [(vm, {host: {"VCPU": 1}})
+             for vm, host in zip((VM1, VM2, VM3)[:len(placements)],
+                                 placements, strict=True)]
+    _claim_new(db, batch, group=group)
+    with db.begin() as conn:
+        assert allocations.group_hosts(conn, GROUP) == {
+            name: placements.count(uuid)
+            for name, uuid in (("h1", H1), ("h2", H2))
+            if uuid in placements}
+        assert conn.execute(sa.select(GROUPS.c.generation).where(
+            GROUPS.c.uuid == GROUP)).scalar_one() == 1
+    # the members placed before count for the next batch
+    with pytest.raises(exception.GroupPolicyViolation):
+        _claim_new(db, [(factories.uuids(1)[0], {
+            (H1 if policy == "affinity" else placements[0]): {
+                "VCPU": 1}})], group=group)
+
+
+def test_a_new_consumer_claim_is_four_statements(db):
+    """The round trips are what a claim costs on a loopback database:
+    snapshot, compare-and-swap, consumer, allocations (then COMMIT)."""
+    statements = []
+
+    def count(conn, cursor, statement, *args):
+        statements.append(statement.split()[0])
+
+    sa.event.listen(db.engine, "before_cursor_execute", count)
+    try:
+        with db.begin() as conn:
+            allocations.claim(conn, VM1, {H1: {"VCPU": 1, "DISK_GB": 5}},
+                              new=True)
+    finally:
+        sa.event.remove(db.engine, "before_cursor_execute", count)
+    # SQLite's BEGIN IMMEDIATE is this test suite's, not the claim's
+    assert [s for s in statements if s != "BEGIN"] == [
+        "SELECT", "UPDATE", "INSERT", "INSERT"]
+    assert _held(db, VM1) == {H1: {"VCPU": 1, "DISK_GB": 5}}
