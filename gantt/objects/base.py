@@ -14,6 +14,49 @@ class GanttObject(ovo_base.VersionedObject,
     OBJ_SERIAL_NAMESPACE = "gantt_object"
     OBJ_PROJECT_NAMESPACE = "gantt"
 
+    # NOTE: ovo's generic obj_to_primitive and obj_what_changed look every
+    # field up through properties and ``obj_fields`` (a list built per
+    # call), several times per field: about 230 us per Selection, which made
+    # serialising a reply of 300 Selections cost 70 ms. These two produce
+    # exactly what ovo's do (a test compares them for every object) by
+    # reading the attributes directly; any version downgrade still takes
+    # ovo's path, with its obj_make_compatible steps.
+
+    def obj_to_primitive(self, target_version=None, version_manifest=None):
+        if version_manifest or target_version not in (None, self.VERSION):
+            return super().obj_to_primitive(target_version, version_manifest)
+        data = {}
+        changes = []
+        changed = self._changed_fields
+        for name, field in self.fields.items():
+            try:
+                value = getattr(self, "_obj_" + name)
+            except AttributeError:
+                continue        # not set
+            data[name] = field.to_primitive(self, name, value)
+            if name in changed or (
+                    isinstance(value, ovo_base.VersionedObject)
+                    and value.obj_what_changed()):
+                changes.append(name)
+        primitive = {
+            "gantt_object.name": self.obj_name(),
+            "gantt_object.namespace": self.OBJ_PROJECT_NAMESPACE,
+            "gantt_object.version": self.VERSION,
+            "gantt_object.data": data,
+        }
+        if changes:
+            primitive["gantt_object.changes"] = changes
+        return primitive
+
+    def obj_what_changed(self):
+        changes = {f for f in self._changed_fields if f in self.fields}
+        for name in self.fields:
+            value = getattr(self, "_obj_" + name, None)
+            if (isinstance(value, ovo_base.VersionedObject)
+                    and value.obj_what_changed()):
+                changes.add(name)
+        return changes
+
     def obj_to_dict(self):
         """The set fields as plain primitives (for logs, JSON and YAML)."""
         return {k: _plain(getattr(self, k))
