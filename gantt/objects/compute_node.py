@@ -53,7 +53,8 @@ class ComputeNode(base.GanttObject):
     # Version 1.1: Added instance_uuids
     # Version 1.2: Added numa_cells and pci_pools
     # Version 1.3: Added child_providers
-    VERSION = "1.3"
+    # Version 1.4: NUMACell 1.1 (siblings) in numa_cells
+    VERSION = "1.4"
 
     fields = {
         "uuid": fields.UUIDField(),
@@ -88,7 +89,7 @@ class ComputeNode(base.GanttObject):
 
     # which Inventory version each ComputeNode version embeds (for backports)
     obj_relationships = {"inventories": [("1.0", "1.0")],
-                         "numa_cells": [("1.2", "1.0")],
+                         "numa_cells": [("1.2", "1.0"), ("1.4", "1.1")],
                          "pci_pools": [("1.2", "1.0")],
                          "child_providers": [("1.3", "1.0")]}
 

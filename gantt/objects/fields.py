@@ -51,6 +51,10 @@ class ListOfListsOfStringsField(fields.AutoTypedField):
     AUTO_TYPE = fields.List(fields.List(fields.String()))
 
 
+class ListOfListsOfIntegersField(fields.AutoTypedField):
+    AUTO_TYPE = fields.List(fields.List(fields.Integer()))
+
+
 class GroupPolicy(fields.Enum):
     AFFINITY = "affinity"
     ANTI_AFFINITY = "anti-affinity"

@@ -489,6 +489,8 @@ class SchedulerManager:
             self._claimed(states)
             self.cache.unreserve(mark)
             self._count_claim(view, request, row, states, held)
+            # NUMA cells, pinned CPUs, pages and PCI devices it took
+            request.record_placement(view, row)
             if request.instance_group is not None:
                 request.instance_group.hosts[view.hosts[row]] += 1
             return consumer_uuid, row, weight, (rows, totals), allocation
@@ -537,6 +539,7 @@ class SchedulerManager:
                     view.consume(row, request.resources)
                 if group is not None:
                     group.hosts[view.hosts[row]] += 1
+                request.record_placement(view, row)
                 decided.append((uuid, row, weight, (rows, totals),
                                 {provider: request.resources}))
             try:
@@ -557,6 +560,7 @@ class SchedulerManager:
                         del group.hosts[host]
                 self._refresh_after_failure(
                     request, {p: None for d in decided for p in d[4]}, exc)
+                request.forget_placements()
                 return None
             # the committed usage first, then drop the marks: never a
             # moment in which neither counts

@@ -11,6 +11,12 @@ request takes devices greedily from the pools that match one of its
 alias's specs, in pool-key order, and a later request sees what an earlier
 one took (Nova's ``PciDeviceStats.support_requests``). Both the per-host
 and the column path use that same order, so they always agree.
+:func:`allocate` says which pools those devices come from, and
+:func:`remaining` what a host has left once an instance took them (Nova's
+``PciDeviceStats.apply_requests``, for the next instance of a request).
+
+Not modelled: the NUMA affinity of devices (``numa_policy`` of an alias,
+``hw:pci_numa_affinity_policy``): every pool of a host is eligible.
 """
 
 import dataclasses
@@ -22,6 +28,9 @@ from gantt import exception
 from gantt.scheduler import columns as columns_mod
 
 ALIAS_SPEC = "pci_passthrough:alias"
+#: the name under which a request keeps its parsed PCI requests
+#: (``ResourceRequest.memo``)
+REQUESTS_MEMO = "pci_requests"
 #: alias keys that are not matched against pool fields or tags
 _ALIAS_ONLY = ("name", "numa_policy")
 
@@ -136,22 +145,40 @@ def merged(pools):
     return dict(sorted(out.items()))
 
 
-def host_supports(pools, requests):
-    """Whether a host's pools can serve ``requests`` (in order)."""
-    free = {key: count for key, (pool, count) in merged(pools).items()}
-    by_key = {key: pool for key, (pool, _c) in merged(pools).items()}
+def allocate(pools, requests):
+    """``{pool key: devices taken}`` serving ``requests`` in turn from a
+    host's pools, or None if they cannot all be served."""
+    pools_by_key = merged(pools)
+    free = {key: count for key, (_pool, count) in pools_by_key.items()}
+    taken = {}
     for request in requests:
         need = request.count
-        for key in free:
+        for key, (pool, _count) in pools_by_key.items():
             if need == 0:
                 break
-            if request_matches(request, by_key[key]):
+            if request_matches(request, pool):
                 take = min(need, free[key])
-                free[key] -= take
-                need -= take
+                if take:
+                    free[key] -= take
+                    taken[key] = taken.get(key, 0) + take
+                    need -= take
         if need:
-            return False
-    return True
+            return None
+    return taken
+
+
+def host_supports(pools, requests):
+    """Whether a host's pools can serve ``requests`` (in order)."""
+    return allocate(pools, requests) is not None
+
+
+def remaining(pools, taken):
+    """A host's pools once ``taken`` (``{pool key: devices}``) are gone."""
+    if not taken:
+        return pools
+    return tuple(dataclasses.replace(pool, count=max(0, count
+                                                     - taken.get(key, 0)))
+                 for key, (pool, count) in merged(pools).items())
 
 
 class PciColumns:

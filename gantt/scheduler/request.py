@@ -15,6 +15,7 @@ import os_traits
 
 from gantt import exception
 from gantt.scheduler import numa as numa_mod
+from gantt.scheduler import pci as pci_mod
 
 _CUSTOM = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
 _STANDARD_CLASSES = frozenset(os_resource_classes.STANDARDS)
@@ -74,6 +75,92 @@ class GroupState:
         return self.policy in _HARD_POLICIES
 
 
+class Ledger:
+    """What the instances of one request placed so far take of their
+    hosts beyond resource classes: NUMA cells (pinned pCPUs, shared vCPUs,
+    memory, pages) and PCI devices, by row.
+
+    The cache's NUMA cells and PCI pools only change when an agent
+    reports, so without this two instances of one request could be fitted
+    onto the same free pCPUs or devices. Nova's scheduler counts them with
+    ``HostState.consume_from_request`` after each selection; here the
+    NUMATopology and PciPassthrough filters read a host through
+    :meth:`numa_cells` and :meth:`pci_pools`. Entries are kept with the
+    host's uuid and ignored for a row that now holds another host.
+    """
+
+    def __init__(self):
+        self._numa = {}        # row -> (uuid, [numa.CellUsage])
+        self._pci = {}         # row -> (uuid, {pool key: devices})
+
+    def __bool__(self):
+        return bool(self._numa or self._pci)
+
+    def take(self, request, view, row):
+        """Count what one instance of ``request`` takes on ``row``."""
+        host = view.record(row)
+        if request.numa is not None:
+            usage = numa_mod.place(
+                self.numa_cells(row, host.uuid, host.numa_cells),
+                request.numa, host.ratio("VCPU"), host.ratio("MEMORY_MB"))
+            if usage:
+                self._entry(self._numa, row, host.uuid, list)[1].extend(
+                    usage)
+        pci_requests = request.derived.get(pci_mod.REQUESTS_MEMO)
+        if pci_requests:
+            taken = pci_mod.allocate(
+                self.pci_pools(row, host.uuid, host.pci_pools),
+                pci_requests)
+            if taken:
+                counts = self._entry(self._pci, row, host.uuid, dict)[1]
+                for key, count in taken.items():
+                    counts[key] = counts.get(key, 0) + count
+
+    @staticmethod
+    def _entry(entries, row, uuid, empty):
+        entry = entries.get(row)
+        if entry is None or entry[0] != uuid:
+            entry = entries[row] = (uuid, empty())
+        return entry
+
+    def clear(self):
+        self._numa.clear()
+        self._pci.clear()
+
+    def numa_cells(self, row, uuid, cells):
+        """A host's NUMA cells (``cells`` as reported) less what this
+        request took there."""
+        entry = self._numa.get(row)
+        if entry is None or entry[0] != uuid:
+            return cells
+        return numa_mod.consumed(cells, entry[1])
+
+    def pci_pools(self, row, uuid, pools):
+        """A host's PCI pools less the devices this request took there."""
+        entry = self._pci.get(row)
+        if entry is None or entry[0] != uuid:
+            return pools
+        return pci_mod.remaining(pools, entry[1])
+
+    def numa_rows(self, view):
+        """``(row, NUMA cells)`` of the view's rows this request took from.
+        """
+        table = view.table
+        for row, (uuid, usage) in self._numa.items():
+            if row < view.n and table.uuids[row] == uuid:
+                yield row, numa_mod.consumed(table.numa_cells[row] or (),
+                                             usage)
+
+    def pci_rows(self, view):
+        """``(row, PCI pools)`` of the view's rows this request took from.
+        """
+        table = view.table
+        for row, (uuid, taken) in self._pci.items():
+            if row < view.n and table.uuids[row] == uuid:
+                yield row, pci_mod.remaining(table.pci_pools[row] or (),
+                                             taken)
+
+
 @dataclasses.dataclass
 class ResourceRequest:
     """A validated request for one instance (repeated num_instances times)."""
@@ -93,7 +180,8 @@ class ResourceRequest:
     extra_specs: dict
     image_properties: dict
     hints: dict
-    # the guest NUMA topology (hw:numa_nodes, cpu_policy, mem_page_size)
+    # the guest NUMA topology (hw:numa_nodes, cpu_policy, mem_page_size,
+    # thread and emulator threads policies)
     numa: numa_mod.GuestTopology | None = None
     project_id: str | None = None
     image_id: str | None = None
@@ -103,6 +191,22 @@ class ResourceRequest:
     same_subtree: tuple = ()
     root_required: frozenset = frozenset()
     root_forbidden: frozenset = frozenset()
+    # NUMA cells and PCI devices the instances placed so far took
+    ledger: Ledger = dataclasses.field(default_factory=Ledger, repr=False,
+                                       compare=False)
+
+    def record_placement(self, view, row):
+        """Count what one instance takes on ``row`` beyond resource
+        classes (NUMA cells, pinned pCPUs, pages, PCI devices), so that
+        the filters show the next instances of this request what is left.
+        Call once for each instance decided (claimed, or decided for a
+        batch claim)."""
+        self.ledger.take(self, view, row)
+
+    def forget_placements(self):
+        """Drop what :meth:`record_placement` counted (decisions that were
+        not claimed and will be made again)."""
+        self.ledger.clear()
 
     @property
     def needs_tree_features(self):
@@ -193,16 +297,33 @@ def _explicit_group(group):
         in_tree=group.in_tree)
 
 
-def _build_groups(spec):
+def _standard_resources(flavor, extra, cpu):
+    """Complete the unsuffixed group of ``extra`` as Nova's ResourceRequest
+    does: the CPU policy's PCPU (and VCPU) in place of the flavor's VCPU
+    and its HW_CPU_HYPERTHREADING trait, then the flavor's VCPU, MEMORY_MB
+    and DISK_GB for each class that no group of the extra specs names
+    (``resources[N]:VCPU`` or ``:PCPU`` replace the flavor's VCPU)."""
+    # (the unsuffixed group always exists: extra is a defaultdict)
+    resources, required, forbidden = extra[""]
+    translated = cpu.resources(flavor.vcpus)
+    if translated:
+        resources.update(translated)
+    if cpu.trait is not None:
+        trait, value = cpu.trait
+        (required if value == "required" else forbidden).add(trait)
+    named = set().union(*(r for r, _req, _forb in extra.values()))
+    for rc, amount in _flavor_resources(flavor).items():
+        if rc in named or (rc == "VCPU" and "PCPU" in named):
+            continue
+        resources[rc] = amount
+
+
+def _build_groups(spec, cpu):
     """Flavor, extra specs and explicit groups, merged by suffix."""
     flavor = spec.flavor
     by_suffix = {}
     extra = _groups_from_extra_specs(flavor.extra_specs)
-    base_resources = {rc: a for rc, a in _flavor_resources(flavor).items()}
-    unsuffixed = extra.get("", ({}, set(), set()))
-    # resources:CLASS in extra specs overrides the flavor's own amount
-    base_resources.update(unsuffixed[0])
-    extra[""] = (base_resources, unsuffixed[1], unsuffixed[2])
+    _standard_resources(flavor, extra, cpu)
     for suffix, (resources, required, forbidden) in extra.items():
         by_suffix[suffix] = ResourceGroup(
             suffix=suffix,
@@ -279,8 +400,9 @@ def from_spec(spec, instance_uuids, lookup):
     if len(set(instance_uuids)) != len(instance_uuids):
         raise exception.InvalidRequest(reason="instance uuids repeat")
     image_props = dict(spec.image.properties) if spec.image else {}
-    topology = numa_mod.guest_topology(spec.flavor, image_props)
-    groups = _build_groups(spec)
+    cpu = numa_mod.cpu_request(spec.flavor, image_props)
+    groups = _build_groups(spec, cpu)
+    topology = numa_mod.guest_topology(spec.flavor, image_props, cpu)
     resources = collections.Counter()
     for group in groups:
         resources.update(group.resources)

@@ -1,5 +1,9 @@
 """PciPassthroughFilter: the host has free PCI devices for every alias the
 flavor requests (``pci_passthrough:alias``); see :mod:`gantt.scheduler.pci`.
+
+A host sees the devices the earlier instances of the same request took
+there (``ResourceRequest.ledger``), as Nova's ``HostState.pci_stats`` does
+once it consumed an instance.
 """
 
 from gantt.scheduler import filters
@@ -11,7 +15,7 @@ def requests(aliases, request):
 
     :raises: InvalidRequest for an unknown alias or count
     """
-    return request.memo("pci_requests", lambda: pci.requests_from_flavor(
+    return request.memo(pci.REQUESTS_MEMO, lambda: pci.requests_from_flavor(
         request.extra_specs, aliases))
 
 
@@ -27,9 +31,14 @@ class PciPassthroughFilter(filters.BaseFilter):
         return bool(requests(self.aliases, request))
 
     def host_passes(self, host, request):
-        return pci.host_supports(host.pci_pools,
-                                 requests(self.aliases, request))
+        pools = request.ledger.pci_pools(host.row, host.uuid,
+                                         host.pci_pools)
+        return pci.host_supports(pools, requests(self.aliases, request))
 
     def passes_columns(self, view, request):
-        return view.table.pci.supports(view.n,
-                                       requests(self.aliases, request))
+        wanted = requests(self.aliases, request)
+        fits = view.table.pci.supports(view.n, wanted)
+        # the few rows earlier instances took from, host by host
+        for row, pools in request.ledger.pci_rows(view):
+            fits[row] = pci.host_supports(pools, wanted)
+        return fits

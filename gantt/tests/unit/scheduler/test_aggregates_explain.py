@@ -6,6 +6,7 @@ import pytest
 from gantt import exception
 from gantt.cmd import spec_file
 from gantt.objects import aggregate as aggregate_obj
+from gantt.objects import compute_node as cn_obj
 from gantt.objects import numa as numa_obj
 from gantt.objects import pci as pci_obj
 from gantt.objects import request_spec
@@ -178,8 +179,11 @@ def test_numa_and_pci_requests_land_where_they_fit(conf, manager):
     manager = manager_mod.SchedulerManager(conf, manager.db)
     manager.load_cache()
     _report(manager, "plain")
+    # pinned guests ask for PCPU (as in Nova), which only it offers
     _report(manager, "pinned", numa_cells=[_numa_cell(0, 2),
-                                           _numa_cell(1, 4)])
+                                           _numa_cell(1, 4)],
+            extra_inventories=[cn_obj.Inventory(resource_class="PCPU",
+                                                total=6)])
     _report(manager, "huge", numa_cells=[_numa_cell(0, 0, 2048)])
     _report(manager, "nics", pci_pools=[pci_obj.PciDevicePool(
         vendor_id="8086", product_id="154d", count=2)])

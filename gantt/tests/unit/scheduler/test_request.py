@@ -68,8 +68,12 @@ def test_flavor_to_resources(flavor_fields, resources):
      {"VCPU": 1, "MEMORY_MB": 2048, "DISK_GB": 20},
      {"CUSTOM_GOLD"}, {"HW_CPU_X86_AVX2"}),
     # other extra specs are for other filters, not resources
-    ({"capabilities:hypervisor_type": "QEMU", "hw:cpu_policy": "dedicated"},
+    ({"capabilities:hypervisor_type": "QEMU"},
      {"VCPU": 1, "MEMORY_MB": 2048, "DISK_GB": 20}, set(), set()),
+    # pinned vCPUs are PCPU, as Nova asks Placement since Train (no VCPU
+    # fallback: Nova dropped [workarounds] disable_fallback_pcpu_query)
+    ({"capabilities:hypervisor_type": "QEMU", "hw:cpu_policy": "dedicated"},
+     {"PCPU": 1, "MEMORY_MB": 2048, "DISK_GB": 20}, set(), set()),
 ])
 def test_extra_specs_shape_the_unsuffixed_group(extra_specs, resources,
                                                 required, forbidden):

@@ -35,8 +35,10 @@ def _flavor(vcpus=4, memory_mb=4096, **specs):
     # the image may ask when the flavor does not; the flavor wins
     ({}, {"hw_numa_nodes": "2", "hw_cpu_policy": "dedicated"},
      ((2, 2048), (2, 2048)), True, None),
-    ({"hw:cpu_policy": "shared"}, {"hw_cpu_policy": "dedicated"},
-     None, None, None),
+    # a flavor's dedicated wins over the image's shared (the other way
+    # round is an error: test_cpu_policy_sources in test_cpu_pinning.py)
+    ({"hw:cpu_policy": "dedicated"}, {"hw_cpu_policy": "shared"},
+     ((4, 4096),), True, None),
     # explicit, asymmetric cells
     ({"hw:numa_nodes": "2", "hw:numa_cpus.0": "0", "hw:numa_cpus.1": "1-3",
       "hw:numa_mem.0": "1024", "hw:numa_mem.1": "3072"}, {},
