@@ -98,6 +98,9 @@ class Ledger:
 
     def take(self, request, view, row):
         """Count what one instance of ``request`` takes on ``row``."""
+        pci_requests = request.derived.get(pci_mod.REQUESTS_MEMO)
+        if request.numa is None and not pci_requests:
+            return      # most requests: nothing beyond resource classes
         host = view.record(row)
         if request.numa is not None:
             usage = numa_mod.place(
@@ -106,7 +109,6 @@ class Ledger:
             if usage:
                 self._entry(self._numa, row, host.uuid, list)[1].extend(
                     usage)
-        pci_requests = request.derived.get(pci_mod.REQUESTS_MEMO)
         if pci_requests:
             taken = pci_mod.allocate(
                 self.pci_pools(row, host.uuid, host.pci_pools),
