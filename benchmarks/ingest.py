@@ -7,6 +7,15 @@ over the time until the worker has counted all of them (polled with
 ``get_statistics``). The no-op server of ``ref_rpc.py`` gets the very same
 messages, the same way, and counts them: that is the ceiling.
 
+Agents cast on the stats topic (``[scheduler] stats_topic``), as
+``SchedulerClient`` does; ``--legacy-topic`` casts on the scheduler topic
+instead, as agents of older releases do (and the only way for code that
+predates the stats topic). The worker runs with a
+``report_persist_interval`` longer than the run (``--persist-interval``),
+so that no report is due for a database write: otherwise whether the
+casts of (a) are also database writes depends on how long ago the
+population stored the hosts.
+
 (b) Under load. A real ``gantt-scheduler`` (one worker) with the shared
 cloud's 5 000 hosts in MariaDB: ``select_destinations`` latency from one
 caller, first with no agents, then while 5 000 simulated agents each cast
@@ -16,6 +25,7 @@ rate; the backlog (casts sent minus casts the worker has counted) is
 sampled twice a second.
 
     python benchmarks/ingest.py [--hosts 5000] [--absorb-casts 4000]
+        [--legacy-topic] [--persist-interval 3600]
 """
 
 import argparse
@@ -196,7 +206,10 @@ def gantt_side(args):
         db = gantt_env.gantt_database(tdb.url)
         gantt_env.Populator(db, cloud).grow_to(args.hosts)
         db.dispose()
-        with gantt_env.Daemon(tdb.url) as daemon:
+        # [scheduler] section again: oslo.config merges repeated sections
+        with gantt_env.Daemon(tdb.url, extra=(
+                "[scheduler]\nreport_persist_interval = %d"
+                % args.persist_interval)) as daemon:
             client, transport = daemon.client()
             daemon.wait_ready()
             pid = daemon.worker_pids()[0]
@@ -205,7 +218,8 @@ def gantt_side(args):
                 s = client.get_statistics(None)
                 return s.reports_applied + s.reports_stale
 
-            cast, cast_transport = _raw_caster(daemon.topic, rpcapi.EXCHANGE)
+            cast, cast_transport = _raw_caster(_stats_topic(args, daemon),
+                                               rpcapi.EXCHANGE)
             prof = gantt_env.Profile(pid, args.profile)
             absorb = _absorb(pid, cast, prims, args.absorb_casts, counted,
                              profile=prof)
@@ -218,6 +232,8 @@ def gantt_side(args):
             transport.cleanup()
         log = daemon.log()
     return {"side": "gantt", "db": args.db, "hosts": args.hosts,
+            "topic": "scheduler" if args.legacy_topic else "stats",
+            "persist_interval": args.persist_interval,
             "absorb": absorb, "load": load,
             "reports_applied": stats.reports_applied,
             "reports_stale": stats.reports_stale,
@@ -225,6 +241,16 @@ def gantt_side(args):
             "tracebacks": log.count("Traceback"),
             "digest": fleet.digest(cloud),
             "versions": gantt_env.gantt_versions()}
+
+
+def _stats_topic(args, daemon):
+    """Where the agents cast: the stats topic, or the scheduler topic as
+    agents of older releases do (``--legacy-topic``)."""
+    from gantt import rpcapi
+
+    if args.legacy_topic:
+        return daemon.topic
+    return rpcapi.stats_topic(daemon.topic)
 
 
 # -- (b) under load ---------------------------------------------------------
@@ -253,7 +279,7 @@ def _under_load(args, daemon, client, spec, counted):
     schedule = [(0.0, total, steady),
                 (args.warmup + args.burst_at, args.burst_seconds,
                  args.burst_rate)]
-    agents = Agents(daemon.topic, rpcapi.EXCHANGE, args.hosts,
+    agents = Agents(_stats_topic(args, daemon), rpcapi.EXCHANGE, args.hosts,
                     schedule).start()
     samples = []
     stop = threading.Event()
@@ -339,7 +365,8 @@ def _backlog_flat(load):
 
 def show(results):
     g, ref = results["gantt"], results["noop"]
-    print("\nStats ingest")
+    print("\nStats ingest (casts on the %s topic)"
+          % g.get("topic", "scheduler"))
     print("  absorption: Gantt %.0f casts/s (%d counted in %.2fs), no-op "
           "%.0f casts/s (%d in %.2fs)" % (
               g["absorb"]["rate"], g["absorb"]["counted"],
@@ -372,6 +399,17 @@ def add_arguments(parser):
     parser.add_argument("--seconds", type=float, default=12.0)
     parser.add_argument("--drain-cap", type=float, default=20.0,
                         help="how long to wait for a backlog to drain")
+    parser.add_argument("--legacy-topic", action="store_true",
+                        help="agents cast on the scheduler topic, as "
+                             "agents of older releases do, instead of the "
+                             "stats topic")
+    parser.add_argument("--persist-interval", type=int, default=3600,
+                        help="the worker's [scheduler] "
+                             "report_persist_interval: by default longer "
+                             "than the run, so that what is measured is "
+                             "the taking of casts, not how long ago the "
+                             "hosts were stored (0: every report is also a "
+                             "database write)")
     parser.add_argument("--db", default="mysql")
     parser.add_argument("--profile", action="store_true",
                         help="sample the worker with py-spy while it "

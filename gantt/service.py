@@ -4,6 +4,17 @@ Start-up order matters: the worker listens (so no stats cast is missed)
 before it loads its cache from the database, and it answers calls only
 once that load is done; reports cast in between are applied as they come
 and the newer of a stored and a cast report wins.
+
+Each bus (the top-level one and each ``[cells] stats_transport_urls``) gets
+two servers, each with its own connection and listener thread:
+
+* the **scheduler topic** serves calls (in a worker pool) and the
+  ``update_resource_stats`` casts of older agents, which its listener hands
+  to the stats intake without deserializing them (the intake's thread
+  applies them);
+* the **stats topic** (``[scheduler] stats_topic``) takes reports in
+  batches on its listener thread, which also applies them: a flood of
+  reports never puts a call behind it.
 """
 
 import logging
@@ -21,14 +32,24 @@ from gantt.db import api as db_api
 from gantt.rpcapi import client as rpc_client
 from gantt.rpcapi import server as rpc_server
 from gantt.scheduler import manager as manager_mod
+from gantt.scheduler import stats_intake
 
 LOG = logging.getLogger(__name__)
+
+#: the stats listener hands over up to this many reports at once, waiting
+#: at most STATS_BATCH_WAIT seconds for them (coalescing happens within and
+#: across batches)
+STATS_BATCH = 256
+STATS_BATCH_WAIT = 0.05
+#: worker threads of a stats server: only calls and odd casts use them
+STATS_POOL = 4
 
 
 class SchedulerWorker(service.ServiceBase):
     def __init__(self, conf):
         self.conf = conf
         self.manager = None
+        self.intake = None
         self.servers = []
         self._stopping = threading.Event()
         self._sync_thread = None
@@ -46,26 +67,30 @@ class SchedulerWorker(service.ServiceBase):
         self.manager = manager_mod.SchedulerManager(
             conf, self.db, worker_name=name,
             broadcast=self._broadcast)
-        endpoint = rpc_server.SchedulerEndpoint(self.manager)
-        target = messaging.Target(exchange=rpcapi.EXCHANGE,
-                                  topic=conf.scheduler.topic,
-                                  server=socket.gethostname())
-        self.servers = [rpc.get_server(transport, target, [endpoint],
-                                       on_reject=self._rejected)]
-        for url in conf.cells.stats_transport_urls:
-            cell_transport = rpc.get_transport(conf, url=url)
-            self.servers.append(rpc.get_server(
-                cell_transport, target, [endpoint],
-                on_reject=self._rejected))
+        self.intake = stats_intake.StatsIntake(self.manager)
+        topic = conf.scheduler.topic
+        stats_topic = rpcapi.stats_topic(topic, conf.scheduler.stats_topic)
+        buses = [transport] + [rpc.get_transport(conf, url=url)
+                               for url in conf.cells.stats_transport_urls]
+        # stats servers start first: a worker that answers anything (even
+        # get_statistics, before its cache is loaded) has its stats queues
+        # bound already
+        self.servers = []
+        if stats_topic != topic:
+            self.servers += [(self._stats_server(bus, stats_topic),
+                              STATS_POOL) for bus in buses]
+        self.servers += [(self._call_server(bus, topic), None)
+                         for bus in buses]
         self._sender = threading.Thread(target=self._send_broadcasts,
                                         daemon=True, name="broadcast")
         self._sender.start()
-        for server in self.servers:
-            server.start()
+        self.intake.start()
+        for server, pool in self.servers:
+            server.start(override_pool_size=pool)
         self.manager.load_cache()
-        LOG.info("Worker %s serving topic %s with %d host(s); filters: %s; "
-                 "weighers: %s", name, conf.scheduler.topic,
-                 len(self.manager.cache),
+        LOG.info("Worker %s serving topic %s, stats on %s, with %d "
+                 "host(s); filters: %s; weighers: %s", name, topic,
+                 stats_topic, len(self.manager.cache),
                  ", ".join(f.name for f in self.manager.filters.filters),
                  ", ".join(w.name for w in self.manager.weighers.weighers))
         interval = conf.scheduler.usage_sync_interval
@@ -74,6 +99,27 @@ class SchedulerWorker(service.ServiceBase):
                 target=self._sync_loop, args=(interval,), daemon=True,
                 name="usage-sync")
             self._sync_thread.start()
+
+    def _stats_server(self, bus, stats_topic):
+        """Reports in batches, taken and applied on its listener thread."""
+        target = messaging.Target(exchange=rpcapi.EXCHANGE,
+                                  topic=stats_topic,
+                                  server=socket.gethostname())
+        return rpc.get_server(
+            bus, target, [rpc_server.StatsEndpoint(self.manager)],
+            on_reject=self._rejected,
+            inline={stats_intake.METHOD: self.intake.take},
+            batch=(STATS_BATCH, STATS_BATCH_WAIT),
+            after_batch=self.intake.drain)
+
+    def _call_server(self, bus, topic):
+        """Calls in a worker pool; older agents' reports to the intake."""
+        target = messaging.Target(exchange=rpcapi.EXCHANGE, topic=topic,
+                                  server=socket.gethostname())
+        return rpc.get_server(
+            bus, target, [rpc_server.SchedulerEndpoint(self.manager)],
+            on_reject=self._rejected,
+            inline={stats_intake.METHOD: self.intake.offer})
 
     def _broadcast(self, usages):
         """Queue a claim's usage for the peers; the caller does not wait."""
@@ -117,10 +163,13 @@ class SchedulerWorker(service.ServiceBase):
         """Stop taking messages and let in-flight ones finish."""
         LOG.info("Worker stopping: finishing in-flight requests")
         self._stopping.set()
-        for server in self.servers:
+        for server, _pool in self.servers:
             server.stop()
-        for server in self.servers:
+        for server, _pool in self.servers:
             server.wait()
+        if self.intake is not None:
+            # reports taken but not applied yet go into the cache
+            self.intake.stop()
         if self._sender is not None:
             self._outbox.put(None)
             self._sender.join(10)

@@ -9,9 +9,9 @@ GROUP = cfg.OptGroup(
 OPTS = [
     cfg.ListOpt("stats_transport_urls", default=[], secret=True,
                 help="""
-Transport URLs of cell message buses. Each worker starts one stats listener
-per URL (on ``[scheduler] topic``) in addition to the top-level
-``[DEFAULT] transport_url``, which also serves calls.
+Transport URLs of cell message buses. Each worker listens on each of them
+(on ``[scheduler] topic`` and ``[scheduler] stats_topic``) in addition to
+the top-level ``[DEFAULT] transport_url``, which also serves calls.
 """),
 ]
 

@@ -9,12 +9,34 @@ GROUP = cfg.OptGroup(
 OPTS = [
     cfg.StrOpt("topic", default="gantt-scheduler",
                help="""
-The RPC topic the scheduler listens on for calls and for resource stats
-casts. Every worker of one scheduling domain must use the same topic.
+The RPC topic the scheduler listens on for calls (and for the resource
+stats casts of agents that do not use ``stats_topic`` yet). Every worker of
+one scheduling domain must use the same topic.
 
 Related options:
 
 * ``[DEFAULT] transport_url``
+* ``stats_topic``
+"""),
+    cfg.StrOpt("stats_topic",
+               help="""
+The RPC topic of agents' resource stats casts (``update_resource_stats``,
+fanout). Workers take them on a connection and listener thread of their
+own, so that calls never wait behind a flood of reports; agents (anything
+using ``SchedulerClient``) cast their reports here. Unset, it is
+``<topic>-stats``.
+
+Workers also keep taking stats casts on ``topic``, where agents of older
+releases send them. Upgrade the workers before the agents: an older worker
+does not listen on this topic. Agents that must keep reporting to older
+workers can set this option to the value of ``topic``; set so on the
+workers, it makes them take stats on the connection that serves calls, as
+older releases did.
+
+Related options:
+
+* ``topic``
+* ``[cells] stats_transport_urls``
 """),
     cfg.IntOpt("workers", default=1, min=1,
                help="""

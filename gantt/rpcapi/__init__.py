@@ -6,3 +6,11 @@ RPC_API_VERSION = "1.0"
 #: AMQP exchange of every Gantt topic, set on each Target so that callers do
 #: not depend on their own ``control_exchange`` option
 EXCHANGE = "gantt"
+
+#: what ``[scheduler] stats_topic`` is when unset: ``<topic>-stats``
+STATS_TOPIC_SUFFIX = "-stats"
+
+
+def stats_topic(topic, configured=None):
+    """The topic of stats casts for the scheduler topic ``topic``."""
+    return configured or topic + STATS_TOPIC_SUFFIX

@@ -11,6 +11,12 @@ RPC API version history:
   get_allocation_candidates, claim_allocations, move_claim, confirm_move,
   revert_move (calls) and providers_changed (fanout cast); ComputeNode 1.3
   carries child providers, RequestSpec 1.1 same_subtree and root traits
+
+Topics (not versions: the messages are unchanged): since 1.3,
+update_resource_stats goes to the stats topic (``[scheduler] stats_topic``,
+by default ``<topic>-stats``), which workers serve on a connection of their
+own; workers still take it on the scheduler topic, where older agents and
+external callers send it.
 """
 
 import oslo_messaging as messaging
@@ -21,25 +27,35 @@ from gantt import rpcapi
 
 
 class SchedulerClient:
-    def __init__(self, transport, topic="gantt-scheduler", timeout=None):
+    """:param stats_topic: where reports are cast; by default the stats
+        topic of ``topic`` (``<topic>-stats``), see ``[scheduler]
+        stats_topic``"""
+
+    def __init__(self, transport, topic="gantt-scheduler", timeout=None,
+                 stats_topic=None):
         target = messaging.Target(exchange=rpcapi.EXCHANGE, topic=topic,
                                   version=rpcapi.RPC_API_VERSION)
         self._client = rpc.get_client(transport, target, timeout=timeout)
+        self.stats_topic = rpcapi.stats_topic(topic, stats_topic)
+        self._stats = rpc.get_client(
+            transport, target(topic=self.stats_topic),
+            timeout=timeout).prepare(fanout=True)
 
     @classmethod
     def from_conf(cls, conf, transport=None, timeout=None):
         transport = transport or rpc.get_transport(conf)
-        return cls(transport, conf.scheduler.topic, timeout=timeout)
+        return cls(transport, conf.scheduler.topic, timeout=timeout,
+                   stats_topic=conf.scheduler.stats_topic)
 
     @staticmethod
     def _ctxt(ctxt):
         return ctxt if ctxt is not None else gantt_context.get_admin_context()
 
     def update_resource_stats(self, ctxt, compute_node):
-        """Report a host's full state to every worker (fanout cast)."""
-        self._client.prepare(fanout=True).cast(
-            self._ctxt(ctxt), "update_resource_stats",
-            compute_node=compute_node)
+        """Report a host's full state to every worker (fanout cast on the
+        stats topic)."""
+        self._stats.cast(self._ctxt(ctxt), "update_resource_stats",
+                         compute_node=compute_node)
 
     def select_destinations(self, ctxt, request_spec, instance_uuids,
                             return_alternates=True):
@@ -126,9 +142,9 @@ class SchedulerClient:
         """Report a host and hear what became of it (a ReportResult).
 
         The worker that answers stores the report; every worker then gets
-        it by the usual fanout cast. ``refused`` in the answer names each
-        inventory change refused because more is allocated than it would
-        leave (``force=True`` takes it anyway).
+        it by the usual fanout cast (on the stats topic). ``refused`` in
+        the answer names each inventory change refused because more is
+        allocated than it would leave (``force=True`` takes it anyway).
 
         :raises: InvalidRequest, ServiceUnavailable
         """

@@ -223,3 +223,25 @@ class SchedulerEndpoint:
         _expect_uuids([instance_uuid, migration_uuid],
                       "instance_uuid/migration_uuid")
         return self.manager.revert_move(instance_uuid, migration_uuid)
+
+
+class StatsEndpoint:
+    """The stats topic: ``update_resource_stats`` and nothing else.
+
+    Casts in the usual form never reach it: the worker's stats server takes
+    them on its listener thread (``stats_intake.StatsIntake``). This
+    endpoint serves what is left: the same method sent as a call or at
+    another minor version; any other method is refused like an unknown
+    one.
+    """
+
+    target = messaging.Target(version=SchedulerEndpoint.target.version)
+
+    def __init__(self, manager):
+        self.manager = manager
+
+    @messaging.expected_exceptions(exception.InvalidRequest)
+    def update_resource_stats(self, ctxt, compute_node):
+        self.manager.update_resource_stats(
+            _expect(compute_node, compute_node_obj.ComputeNode,
+                    "compute_node"))
