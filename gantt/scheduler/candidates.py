@@ -114,7 +114,4 @@ def _group_columns(view, request):
 
 
 def _any_aggregate(view, aggregates):
-    keep = np.zeros(view.n, dtype=bool)
-    for agg in aggregates:
-        keep |= view.in_aggregate(agg.strip())
-    return keep
+    return view.in_any_aggregate([agg.strip() for agg in aggregates])

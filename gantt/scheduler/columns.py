@@ -44,6 +44,28 @@ class KeyIndex:
         return len(self.names)
 
 
+def spread(codes, lengths, cols, values, first_row=0):
+    """Flat ``(rows, cols, values)`` of many rows that share few contents.
+
+    Row ``first_row + i`` holds what distinct content ``codes[i]`` holds:
+    ``lengths[k]`` columns and values of content ``k``, which follow each
+    other in ``cols`` and ``values`` (flat sequences). For writing many
+    rows with one fancy assignment: ``matrix[rows, cols] = values``.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    counts = lengths[codes] if len(codes) else np.zeros(0, dtype=np.int64)
+    total = int(counts.sum())
+    rows = np.repeat(np.arange(first_row, first_row + len(codes)), counts)
+    if not total:
+        return rows, np.zeros(0, dtype=np.int64), np.zeros(0)
+    starts = np.cumsum(lengths) - lengths
+    row_starts = np.cumsum(counts) - counts
+    at = np.repeat(starts[codes] - row_starts, counts) + np.arange(total)
+    return rows, np.asarray(cols, dtype=np.int64)[at], np.asarray(
+        values)[at]
+
+
 def _widen(array, cols, fill):
     out = np.full((array.shape[0], cols), fill, dtype=array.dtype, order="F")
     out[:, :array.shape[1]] = array
@@ -87,6 +109,26 @@ class StringColumns:
         for key, value in mapping.items():
             col = self.keys.get(key)
             codes[row, col] = self.values[col].add(str(value)) + 1
+
+    def write_coded(self, first_row, codes, mappings):
+        """Like :meth:`write` of ``mappings[codes[i]]`` into row
+        ``first_row + i``, for rows that hold nothing yet: each distinct
+        mapping is encoded once."""
+        for mapping in mappings:
+            for key in mapping:
+                if self.keys.get(key) is None:
+                    self.keys.add(key)
+                    self.values.append(KeyIndex())
+        if len(self.keys) > self.codes.shape[1]:
+            self.codes = _widen(self.codes, max(
+                len(self.keys), 2 * self.codes.shape[1]), 0)
+        patterns = np.zeros((len(mappings), self.codes.shape[1]),
+                            dtype=np.int32)
+        for k, mapping in enumerate(mappings):
+            for key, value in mapping.items():
+                col = self.keys.get(key)
+                patterns[k, col] = self.values[col].add(str(value)) + 1
+        self.codes[first_row:first_row + len(codes)] = patterns[codes]
 
     def evaluate(self, key, n, func, missing, dtype=bool):
         """``func(value)`` for each row's value of ``key``; ``missing`` for
@@ -141,6 +183,21 @@ class FloatColumns:
         data[row] = np.nan
         for key, value in mapping.items():
             data[row, self.keys.get(key)] = float(value)
+
+    def write_coded(self, first_row, codes, mappings):
+        """Like :meth:`write`, for many rows that hold nothing yet (see
+        :meth:`StringColumns.write_coded`)."""
+        for mapping in mappings:
+            for key in mapping:
+                self.keys.add(key)
+        if len(self.keys) > self.data.shape[1]:
+            self.data = _widen(self.data, max(
+                len(self.keys), 2 * self.data.shape[1]), np.nan)
+        patterns = np.full((len(mappings), self.data.shape[1]), np.nan)
+        for k, mapping in enumerate(mappings):
+            for key, value in mapping.items():
+                patterns[k, self.keys.get(key)] = float(value)
+        self.data[first_row:first_row + len(codes)] = patterns[codes]
 
     def column(self, key, n):
         """The first ``n`` values of ``key`` (NaN = absent)."""

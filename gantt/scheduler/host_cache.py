@@ -1,11 +1,13 @@
 """HostStateCache: every host's latest report and usage, as numpy columns.
 
 One row per host (a resource-provider tree root), one column per resource
-class, trait or aggregate. Filters and weighers read whole columns at once.
+class or trait; aggregate membership is kept sparse (see
+:class:`~gantt.scheduler.aggregates.Membership`). Filters and weighers read
+whole columns at once.
 
 Concurrency model: writers (stats reports, usage updates) hold ``_lock`` and
-change elements in place; when a table must grow (a new host, class, trait or
-aggregate) the writer builds bigger arrays and swaps in a new ``HostTable``.
+change elements in place; when a table must grow (a new host, class or
+trait) the writer builds bigger arrays and swaps in a new ``HostTable``.
 A request takes ``cache.table`` once and keeps that reference, so it always
 sees arrays of consistent shapes. It may see one host's row half-updated;
 that can cost a claim retry, never an overcommit, because every claim is
@@ -15,11 +17,13 @@ checked again in the database.
 import dataclasses
 import datetime
 import functools
+import json
 import threading
 import time
 
 import numpy as np
 
+from gantt.objects import base as objects_base
 from gantt.objects import host_state as host_state_obj
 from gantt.scheduler import aggregates as aggregates_mod
 from gantt.scheduler import columns as columns_mod
@@ -93,7 +97,7 @@ class HostTable:
     rc_bounds: dict
     # memberships
     traits: np.ndarray         # bool rows x traits
-    aggregates: np.ndarray     # bool rows x aggregates
+    aggregates: aggregates_mod.Membership   # rows per aggregate, sparse
     # free-form per-host detail for plugins that need it
     capabilities: list
     stats: list
@@ -135,11 +139,12 @@ class HostTable:
         def mat(dtype):
             return np.zeros((rows, cols), dtype=dtype, order="F")
 
+        aggregates_index = columns_mod.KeyIndex()
         return cls(
             n=0,
             resource_classes=columns_mod.KeyIndex(),
             traits_index=columns_mod.KeyIndex(),
-            aggregates_index=columns_mod.KeyIndex(),
+            aggregates_index=aggregates_index,
             zones_index=columns_mod.KeyIndex(),
             cells_index=columns_mod.KeyIndex(),
             uuids=obj(), hosts=obj(), nodenames=obj(),
@@ -156,7 +161,8 @@ class HostTable:
             allocation_ratio=mat(np.float64), used=mat(np.int64),
             pending=mat(np.int64),
             capacity=mat(np.float64), rc_bounds={},
-            traits=mat(bool), aggregates=mat(bool),
+            traits=mat(bool),
+            aggregates=aggregates_mod.Membership(rows, aggregates_index),
             capabilities=[None] * rows, stats=[None] * rows,
             metrics=[None] * rows, updated_at=[None] * rows,
             fingerprints=[None] * rows, persisted_at=np.zeros(rows),
@@ -179,7 +185,7 @@ class HostTable:
     def row_capacity(self):
         return self.uuids.shape[0]
 
-    def grown(self, rows=None, rc_cols=None, trait_cols=None, agg_cols=None):
+    def grown(self, rows=None, rc_cols=None, trait_cols=None):
         """A new table with room for more rows and/or columns.
 
         Indexes are copied, not shared: a reader of the old table must never
@@ -188,7 +194,6 @@ class HostTable:
         rows = max(rows or 0, self.row_capacity)
         rc_cols = max(rc_cols or 0, self.total.shape[1])
         trait_cols = max(trait_cols or 0, self.traits.shape[1])
-        agg_cols = max(agg_cols or 0, self.aggregates.shape[1])
         fields = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
@@ -199,8 +204,6 @@ class HostTable:
                         grown[value.shape[0]:] = -1
                 elif f.name == "traits":
                     grown = _grow(value, rows, trait_cols)
-                elif f.name == "aggregates":
-                    grown = _grow(value, rows, agg_cols)
                 else:
                     grown = _grow(value, rows, rc_cols)
                 value = grown
@@ -211,16 +214,23 @@ class HostTable:
             elif isinstance(value, dict):
                 value = {k: (list(v) if isinstance(v, list) else v)
                          for k, v in value.items()}
+            elif isinstance(value, aggregates_mod.Membership):
+                continue        # below, with the new aggregate index
             elif hasattr(value, "grown"):
                 # column families (keyed detail, NUMA, PCI) grow themselves
                 value = value.grown(rows)
             fields[f.name] = value
+        fields["aggregates"] = self.aggregates.grown(
+            rows, fields["aggregates_index"])
         return HostTable(**fields)
 
     def host_state(self, row, now, service_down_time):
-        """The operator view of one row, as a HostState object."""
+        """The operator view of one row, as a HostState object (classes,
+        traits and aggregates sorted: the same whatever order the worker
+        learnt them in)."""
         resources = []
-        for col, rc in enumerate(self.resource_classes.names):
+        names = self.resource_classes.names
+        for col, rc in sorted(enumerate(names), key=lambda c: c[1]):
             if not self.has_inventory[row, col]:
                 continue
             total = int(self.total[row, col])
@@ -240,10 +250,9 @@ class HostTable:
             availability_zone=(self.zones_index.names[zone]
                                if zone >= 0 else None),
             resources=resources,
-            traits=[t for c, t in enumerate(self.traits_index.names)
-                    if self.traits[row, c]],
-            aggregates=[a for c, a in enumerate(self.aggregates_index.names)
-                        if self.aggregates[row, c]],
+            traits=sorted(t for c, t in enumerate(self.traits_index.names)
+                          if self.traits[row, c]),
+            aggregates=sorted(self.aggregates.members(row)),
             num_instances=int(self.num_instances[row]),
             num_io_ops=int(self.num_io_ops[row]),
             generation=int(self.generation[row]),
@@ -354,16 +363,31 @@ class HostReport:
     def fingerprint(self):
         """Everything but the sequence and times: equal means unchanged."""
         return hash((
-            self.host, self.nodename, self.cell_uuid, self.availability_zone,
-            self.disabled, self.num_instances, self.num_io_ops,
-            tuple(sorted(self.inventories.items())), self.traits,
-            self.aggregates, tuple(sorted(self.capabilities.items())),
-            tuple(sorted(self.stats.items())),
-            tuple(sorted(self.metrics.items())), self.numa_cells,
-            self.pci_pools, self.instance_uuids,
+            self.host, self.nodename, self.cell_uuid,
+            self.availability_zone, self.disabled, self.num_instances,
+            self.num_io_ops, _inventory_hash(self.inventories),
+            self.traits, self.aggregates,
+            _details_hash(self.capabilities, self.stats, self.metrics,
+                          self.numa_cells, self.pci_pools),
+            self.instance_uuids,
             tuple((c.uuid, c.name, c.parent_uuid,
-                   tuple(sorted(c.inventories.items())), c.traits,
-                   c.aggregates) for c in self.children)))
+                   _inventory_hash(c.inventories), c.traits, c.aggregates)
+                  for c in self.children)))
+
+
+# NOTE: a fingerprint hashes the hashes of the inventories and the details:
+# a bulk load computes those once per distinct inventory and details, which
+# many hosts share (see _Loading)
+
+
+def _inventory_hash(inventories):
+    return hash(tuple(sorted(inventories.items())))
+
+
+def _details_hash(capabilities, stats, metrics, numa_cells, pci_pools):
+    return hash((tuple(sorted(capabilities.items())),
+                 tuple(sorted(stats.items())),
+                 tuple(sorted(metrics.items())), numa_cells, pci_pools))
 
 
 class HostStateCache:
@@ -428,22 +452,35 @@ class HostStateCache:
             self.table = table
             return True
 
-    def presize(self, rows, resource_classes, traits, aggregates):
-        """Grow the table once to hold what a bulk load will bring.
+    def load(self, stored):
+        """Store every host read from the database, in bulk.
 
-        Loading 100k hosts row by row would double the table (and copy it)
-        a dozen times; sizing it up front copies it at most once.
+        The same as ``apply_report(report, persisted=True)`` of each
+        host's stored report, then ``apply_usage`` of the host and of the
+        other providers of its tree, at the stored generations; but the
+        hosts new to the cache and without children are written as whole
+        columns, into a table grown once to exactly the hosts it will hold
+        (no spare rows). A host the cache holds already (a report cast
+        while loading) keeps the newer report, as apply_report decides.
+
+        :param stored: a :class:`gantt.db.providers.StoredHosts`
         """
+        loading = _Loading(stored)      # parsed outside the lock
         with self._lock:
             table = self.table
-            wanted = (_room(table.row_capacity, rows),
-                      _room(table.total.shape[1], resource_classes),
-                      _room(table.traits.shape[1], traits),
-                      _room(table.aggregates.shape[1], aggregates))
-            if wanted != (table.row_capacity, table.total.shape[1],
-                          table.traits.shape[1],
-                          table.aggregates.shape[1]):
-                self.table = table.grown(*wanted)
+            fresh, others = loading.split(table.row_by_uuid)
+            if fresh:
+                # room for the trees too, which are applied as reports
+                new = len(fresh) + sum(
+                    stored.uuids[i] not in table.row_by_uuid for i in others)
+                self.table = _loaded_table(table, loading, fresh, new)
+        for i in others:
+            # trees, and hosts whose report was cast meanwhile
+            self.apply_report(stored_report(stored, i), persisted=True)
+            self.apply_usage(stored.uuids[i], int(stored.generation[i]),
+                             stored.usage_of(i))
+            for child in stored.children.get(i, ()):
+                self.apply_usage(child.uuid, child.generation, child.usage)
 
     def _make_room(self, table, report, new_row):
         """Return ``table``, or a grown copy if the report does not fit."""
@@ -457,17 +494,15 @@ class HostStateCache:
                for index, names in wanted]
         rows = table.row_capacity
         if new_row and table.n >= rows:
-            rows *= 2
+            rows = _more_rows(rows)
         rc_cols = _room(table.total.shape[1],
                         len(table.resource_classes) + len(new[0]))
         t_cols = _room(table.traits.shape[1],
                        len(table.traits_index) + len(new[1]))
-        a_cols = _room(table.aggregates.shape[1],
-                       len(table.aggregates_index) + len(new[2]))
-        if (rows, rc_cols, t_cols, a_cols) != (
+        if (rows, rc_cols, t_cols) != (
                 table.row_capacity, table.total.shape[1],
-                table.traits.shape[1], table.aggregates.shape[1]):
-            table = table.grown(rows, rc_cols, t_cols, a_cols)
+                table.traits.shape[1]):
+            table = table.grown(rows, rc_cols, t_cols)
         for index, names in zip((table.resource_classes, table.traits_index,
                                  table.aggregates_index), new, strict=True):
             for name in names:
@@ -570,13 +605,8 @@ class HostStateCache:
                        != aggregate_set.listed_for(h)]
             new = [u for u in set().union(*aggregate_set.by_host.values())
                    if table.aggregates_index.get(u) is None]
-            if new:
-                cols = _room(table.aggregates.shape[1],
-                             len(table.aggregates_index) + len(new))
-                if cols != table.aggregates.shape[1]:
-                    table = table.grown(agg_cols=cols)
-                for uuid in sorted(new):
-                    table.aggregates_index.add(uuid)
+            for uuid in sorted(new):
+                table.aggregates_index.add(uuid)
             table.aggregate_set = aggregate_set
             for host in changed:
                 for row in table.rows_by_host.get(host, ()):
@@ -658,14 +688,8 @@ class HostStateCache:
         pools = [p for p in map(table.providers.get, list(self._standalone))
                  if p is not None and p.sharing]
         sharing = frozenset().union(*(p.aggregates for p in pools))
-        if sharing - set(table.aggregates_index.names):
-            new = sorted(sharing - set(table.aggregates_index.names))
-            cols = _room(table.aggregates.shape[1],
-                         len(table.aggregates_index) + len(new))
-            if cols != table.aggregates.shape[1]:
-                table = table.grown(agg_cols=cols)
-            for uuid in new:
-                table.aggregates_index.add(uuid)
+        for uuid in sorted(sharing - set(table.aggregates_index.names)):
+            table.aggregates_index.add(uuid)
         table.sharing_aggregates = sharing
         table.sharing_providers = tuple(sorted(p.uuid for p in pools))
         self.table = table
@@ -757,11 +781,15 @@ def _inventory_tuples(inventories):
 
 def _write_aggregates(table, row):
     """Row ``row``'s membership: reported plus listed aggregates."""
-    members = table.reported_aggregates[row] | (
-        table.aggregate_set.listed_for(table.hosts[row]))
-    table.aggregates[row] = False
-    for agg in members:
-        table.aggregates[row, table.aggregates_index.get(agg)] = True
+    listed = table.aggregate_set.listed_for(table.hosts[row])
+    reported = table.reported_aggregates[row]
+    table.aggregates.write(row, reported | listed if listed else reported)
+
+
+def _more_rows(rows):
+    """The row capacity after ``rows``: an eighth more (a table loaded
+    exactly to size must not double for its next host)."""
+    return rows + max(_INITIAL_ROWS, rows // 8)
 
 
 def _room(allocated, needed):
@@ -770,3 +798,289 @@ def _room(allocated, needed):
     while allocated < needed:
         allocated *= 2
     return allocated
+
+
+# -- loading from the database ------------------------------------------------
+
+
+def _report_details(text):
+    """(capabilities, stats, metrics, NUMA cells, PCI pools) from a stored
+    report's ``details``."""
+    details = json.loads(text or "{}")
+    return (
+        details.get("capabilities", {}), details.get("stats", {}),
+        details.get("metrics", {}),
+        tuple(numa_mod.HostCell.from_obj(
+            objects_base.GanttObject.obj_from_primitive(p))
+            for p in details.get("numa_cells", [])),
+        tuple(pci_mod.Pool.from_obj(
+            objects_base.GanttObject.obj_from_primitive(p))
+            for p in details.get("pci_pools", [])))
+
+
+def _instance_uuids(text):
+    return None if text is None else frozenset(json.loads(text))
+
+
+def _stored_provider(stored, root_uuid):
+    """A provider_tree.Provider from a database StoredProvider."""
+    return provider_tree.Provider(
+        uuid=stored.uuid, name=stored.name, parent_uuid=stored.parent_uuid,
+        root_uuid=root_uuid, inventories=dict(stored.inventories),
+        traits=frozenset(stored.traits),
+        aggregates=frozenset(stored.aggregates))
+
+
+def stored_report(stored, i):
+    """Host ``i`` of a StoredHosts as a :class:`HostReport` (what the cache
+    holds of it once loaded)."""
+    caps, stats, metrics, numa_cells, pci_pools = _report_details(
+        stored.details(i))
+    uuid = stored.uuids[i]
+    return HostReport(
+        uuid=uuid, host=stored.hosts[i], nodename=stored.nodenames[i],
+        cell_uuid=stored.cell_uuids[i], availability_zone=stored.zones[i],
+        disabled=bool(stored.disabled[i]),
+        report_sequence=int(stored.report_sequence[i]),
+        num_instances=int(stored.num_instances[i]),
+        num_io_ops=int(stored.num_io_ops[i]),
+        inventories=dict(stored.inventories(i)), traits=stored.traits(i),
+        aggregates=stored.aggregates(i), capabilities=caps, stats=stats,
+        metrics=metrics, updated_at=stored.agent_updated_at[i],
+        received_at=stored.received(i).replace(
+            tzinfo=datetime.timezone.utc).timestamp(),
+        instance_uuids=_instance_uuids(stored.instance_uuids[i]),
+        numa_cells=numa_cells, pci_pools=pci_pools,
+        children=tuple(_stored_provider(c, uuid)
+                       for c in stored.children.get(i, ())))
+
+
+class _Loading:
+    """A StoredHosts prepared for :meth:`HostStateCache.load`: details
+    parsed once per distinct text, and the fingerprints of the hosts
+    without children (as their stored reports')."""
+
+    def __init__(self, stored):
+        self.stored = stored
+        self.details = [_report_details(t) for t in stored.detail_texts]
+        self.fingerprints = self._fingerprints()
+
+    def _fingerprints(self):
+        """HostReport.fingerprint of each host's stored report, were it
+        without children (a tree's is not used: see HostStateCache.load).
+        """
+        stored = self.stored
+        inventories = [_inventory_hash(inv) for inv in stored.inventory_sets]
+        details = [_details_hash(*d) for d in self.details]
+        traits, aggregates = stored.trait_sets, stored.aggregate_sets
+        iu = (map(_instance_uuids, stored.instance_uuids)
+              if any(stored.instance_uuids)
+              else [None] * len(stored))
+        return [hash(
+            (host, node, cell, zone, disabled, instances, io_ops,
+             inventories[inv], traits[trait], aggregates[agg],
+             details[detail], instance_uuids, ()))
+            for (host, node, cell, zone, disabled, instances, io_ops, inv,
+                 trait, agg, detail, instance_uuids) in zip(
+                stored.hosts, stored.nodenames, stored.cell_uuids,
+                stored.zones, stored.disabled.tolist(),
+                stored.num_instances.tolist(), stored.num_io_ops.tolist(),
+                stored.inventory_codes.tolist(),
+                stored.trait_codes.tolist(),
+                stored.aggregate_codes.tolist(),
+                stored.detail_codes.tolist(), iu, strict=True)]
+
+    def split(self, row_by_uuid):
+        """(hosts to write in bulk: new and plain, the other hosts)."""
+        children = self.stored.children
+        if not row_by_uuid and not children:
+            return list(range(len(self.stored))), []
+        fresh, others = [], []
+        for i, uuid in enumerate(self.stored.uuids):
+            if uuid in row_by_uuid or i in children:
+                others.append(i)
+            else:
+                fresh.append(i)
+        return fresh, others
+
+
+def _loaded_table(table, loading, fresh, new_rows):
+    """``table`` grown to hold ``new_rows`` more hosts, with the hosts
+    ``fresh`` of ``loading`` written at its end (the caller holds the
+    cache's lock; the new table is not published yet)."""
+    stored = loading.stored
+    pick = np.array(fresh, dtype=np.int64)
+    rcs = _used_names(stored.inventory_sets, stored.inventory_codes[pick])
+    traits = _used_names(stored.trait_sets, stored.trait_codes[pick])
+    table = table.grown(
+        table.n + new_rows,
+        _room(table.total.shape[1], len(
+            set(table.resource_classes.names) | set(rcs))),
+        _room(table.traits.shape[1], len(
+            set(table.traits_index.names) | set(traits))))
+    for name in rcs:
+        table.resource_classes.add(name)
+    for name in traits:
+        table.traits_index.add(name)
+    start = table.n
+    _load_identity(table, loading, pick, start)
+    _load_inventories(table, stored, pick, start)
+    _load_memberships(table, stored, pick, start)
+    _load_details(table, loading, pick, start)
+    _load_usage(table, stored, pick, start)
+    end = start + len(fresh)
+    uuids = table.uuids[start:end].tolist()
+    hosts = table.hosts[start:end].tolist()
+    table.row_by_uuid.update(zip(uuids, range(start, end), strict=True))
+    by_host = table.rows_by_host
+    if not by_host and len(set(hosts)) == len(hosts):
+        table.rows_by_host = {h: [row] for row, h in enumerate(hosts, start)}
+    else:
+        for row, host in enumerate(hosts, start):
+            by_host.setdefault(host, []).append(row)
+    # NOTE: rows are written before ``n`` publishes them
+    table.n = end
+    return table
+
+
+def _used_names(sets, codes):
+    """The names in the ``sets`` some of ``codes`` use, sorted."""
+    return sorted(set().union(*(sets[c] for c in np.unique(codes).tolist())))
+
+
+def _taken(values, pick):
+    """``values[pick]`` of a list (itself when ``pick`` is everything)."""
+    if len(pick) == len(values):
+        return values
+    return [values[i] for i in pick.tolist()]
+
+
+def _codes(index, values):
+    """Per value its code in ``index`` (added if new), -1 for None/''."""
+    codes = {v: index.add(v) for v in dict.fromkeys(values) if v}
+    return [codes.get(v, -1) for v in values]
+
+
+def _load_identity(table, loading, pick, start):
+    stored = loading.stored
+    end = start + len(pick)
+    table.uuids[start:end] = _taken(stored.uuids, pick)
+    table.hosts[start:end] = _taken(stored.hosts, pick)
+    table.nodenames[start:end] = _taken(stored.nodenames, pick)
+    table.cell[start:end] = _codes(table.cells_index,
+                                   _taken(stored.cell_uuids, pick))
+    table.zone[start:end] = _codes(table.zones_index,
+                                   _taken(stored.zones, pick))
+    table.disabled[start:end] = stored.disabled[pick]
+    table.last_seen[start:end] = stored.received_at[pick]
+    table.persisted_at[start:end] = stored.received_at[pick]
+    table.report_sequence[start:end] = stored.report_sequence[pick]
+    table.num_instances[start:end] = stored.num_instances[pick]
+    table.num_io_ops[start:end] = stored.num_io_ops[pick]
+    table.generation[start:end] = stored.generation[pick]
+    table.updated_at[start:end] = _taken(stored.agent_updated_at, pick)
+    table.fingerprints[start:end] = _taken(loading.fingerprints, pick)
+
+
+def _load_inventories(table, stored, pick, start):
+    """Inventory columns of the rows from ``start``: each distinct
+    inventory is written once as a row pattern, then copied to the rows
+    that have it."""
+    index = table.resource_classes
+    sets = stored.inventory_sets
+    width = table.total.shape[1]
+    has = np.zeros((len(sets), width), dtype=bool)
+    ints = np.zeros((5, len(sets), width), dtype=np.int64)
+    ratio = np.zeros((len(sets), width))
+    capacity = np.zeros((len(sets), width))
+    codes = stored.inventory_codes[pick]
+    for k in np.unique(codes).tolist():
+        for rc, fields in sets[k].items():
+            col = index.get(rc)
+            has[k, col] = True
+            ints[:, k, col] = fields[:5]
+            ratio[k, col] = fields[5]
+            # as _write_row computes it, in Python floats
+            capacity[k, col] = (fields[0] - fields[1]) * fields[5]
+        _fold_bounds(table.rc_bounds, index, sets[k])
+    end = start + len(pick)
+    table.has_inventory[start:end] = has[codes]
+    for k, name in enumerate(("total", "reserved", "min_unit", "max_unit",
+                              "step_size")):
+        getattr(table, name)[start:end] = ints[k][codes]
+    table.allocation_ratio[start:end] = ratio[codes]
+    table.capacity[start:end] = capacity[codes]
+
+
+def _fold_bounds(bounds, index, inventories):
+    """Widen ``rc_bounds`` by one row's inventories (see _write_row)."""
+    for rc, (_t, _r, min_u, max_u, step, _a) in inventories.items():
+        col = index.get(rc)
+        low, high, steps = bounds.get(col, (min_u, max_u, step))
+        bounds[col] = (max(low, min_u), min(high, max_u), max(steps, step))
+
+
+def _load_memberships(table, stored, pick, start):
+    """Traits, and reported plus listed aggregates, of the rows from
+    ``start``."""
+    by_name = table.traits_index.by_name
+    sets = stored.trait_sets
+    codes = stored.trait_codes[pick]
+    used = np.unique(codes).tolist()
+    patterns = np.zeros((len(sets), table.traits.shape[1]), dtype=bool)
+    patterns[np.repeat(used, [len(sets[k]) for k in used]),
+             [by_name[t] for k in used for t in sets[k]]] = True
+    end = start + len(pick)
+    table.traits[start:end] = patterns[codes]
+    codes = stored.aggregate_codes[pick]
+    sets = list(stored.aggregate_sets)
+    table.reported_aggregates[start:end] = [sets[c] for c in codes.tolist()]
+    listed = table.aggregate_set.by_host
+    if listed:
+        # a host an aggregate names is in it too: a set of its own
+        reported, codes = codes.tolist(), codes.copy()
+        for k, host in enumerate(table.hosts[start:end].tolist()):
+            if host in listed:
+                codes[k] = len(sets)
+                sets.append(sets[reported[k]] | listed[host])
+    for uuid in _used_names(sets, codes):
+        table.aggregates_index.add(uuid)
+    table.aggregates.add_rows(start, codes, sets)
+
+
+def _load_details(table, loading, pick, start):
+    """Capabilities, stats, metrics, NUMA cells and PCI pools of the rows
+    from ``start`` (hosts with equal details share them)."""
+    codes = loading.stored.detail_codes[pick]
+    details = loading.details
+    end = start + len(pick)
+    for k, (name, family) in enumerate((
+            ("capabilities", table.capability_columns),
+            ("stats", table.stat_columns),
+            ("metrics", table.metric_columns))):
+        distinct = [d[k] for d in details]
+        getattr(table, name)[start:end] = [
+            distinct[c] for c in codes.tolist()]
+        family.write_coded(start, codes, distinct)
+    per_row = [details[c] for c in codes.tolist()]
+    table.numa_cells[start:end] = [d[3] for d in per_row]
+    table.pci_pools[start:end] = [d[4] for d in per_row]
+    for row, d in enumerate(per_row, start):
+        # a new row holds no cell nor pool already
+        if d[3]:
+            table.numa.write(row, d[3])
+        if d[4]:
+            table.pci.write(row, d[4])
+
+
+def _load_usage(table, stored, pick, start):
+    """Usage of the rows from ``start`` (hosts ``pick`` of ``stored``)."""
+    row_of = np.full(len(stored), -1, dtype=np.int64)
+    row_of[pick] = np.arange(start, start + len(pick))
+    target = row_of[stored.usage_rows]
+    index = table.resource_classes
+    col_of = np.array([-1 if index.get(rc) is None else index.get(rc)
+                       for rc in stored.usage_classes], dtype=np.int64)
+    cols = col_of[stored.usage_codes] if len(col_of) else target
+    keep = (target >= 0) & (cols >= 0)
+    table.used[target[keep], cols[keep]] = stored.usage_amounts[keep]

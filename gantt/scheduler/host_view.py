@@ -241,14 +241,7 @@ class HostView:
         return self.memo(("shared rows",), self._shared_rows)
 
     def _shared_rows(self):
-        t = self.table
-        width = t.aggregates.shape[1]
-        cols = [c for c in (t.aggregates_index.get(a)
-                            for a in t.sharing_aggregates)
-                if c is not None and c < width]
-        if not cols:
-            return np.zeros(self.n, dtype=bool)
-        return t.aggregates[:self.n, cols].any(axis=1)
+        return self.in_any_aggregate(self.table.sharing_aggregates)
 
     def root_of(self, provider_uuid):
         """The uuid of the root of the tree ``provider_uuid`` belongs to."""
@@ -264,10 +257,18 @@ class HostView:
         return self.table.traits[:self.n, col]
 
     def in_aggregate(self, aggregate):
+        """Rows in ``aggregate`` (may be the table's own array: do not
+        modify it)."""
         col = self.table.aggregates_index.get(aggregate)
-        if col is None or col >= self.table.aggregates.shape[1]:
+        if col is None:
             return np.zeros(self.n, dtype=bool)
-        return self.table.aggregates[:self.n, col]
+        return self.table.aggregates.column(col, self.n)
+
+    def in_any_aggregate(self, aggregates):
+        """Rows in any of ``aggregates`` (a new array)."""
+        index = self.table.aggregates_index
+        cols = [c for c in map(index.get, aggregates) if c is not None]
+        return self.table.aggregates.any_of(cols, self.n)
 
     def ratio(self, resource_class):
         """Per row: the allocation ratio of a class (1.0 where absent)."""
@@ -315,8 +316,7 @@ class HostView:
                 used=(int(t.used[row, col]) + int(t.pending[row, col])
                       + consumed.get(col, 0)))
         zone = int(t.zone[row])
-        aggregates = frozenset(_members(t.aggregates_index.names,
-                                        t.aggregates, row))
+        aggregates = t.aggregates.members(row)
         return HostRecord(
             row=row, uuid=t.uuids[row], host=t.hosts[row],
             nodename=t.nodenames[row], cell_uuid=self.cell_uuid(row),
