@@ -970,27 +970,28 @@ class _Reader:
 
     # -- expressions -------------------------------------------------------
 
-    def text(self, column, cast=True):
-        """A column as text that reads back to the driver's value (left
-        to CONCAT_WS to convert unless ``cast``: MariaDB's CAST costs)."""
+    def text(self, column):
+        """A column as text that reads back to the driver's value."""
         if isinstance(column.type, sa.DateTime) and (
                 self.dialect == "postgresql"):
             # whatever the server's DateStyle
             return sa.func.to_char(column, "YYYY-MM-DD HH24:MI:SS.US")
-        if isinstance(column.type, sa.String) or not (
-                cast or self.dialect == "sqlite"):
+        if isinstance(column.type, sa.String):
             return column
         return sa.cast(column, sa.String)
 
     def joined(self, separator, parts):
-        """``parts`` (texts, or columns CONCAT_WS converts) joined; none
-        may be NULL."""
+        """``parts`` (columns or texts, none NULL) as texts, joined."""
         if self.dialect == "sqlite":
             out = self.text(parts[0])
             for part in parts[1:]:
                 out = out + separator + self.text(part)
             return out
-        return sa.func.concat_ws(separator, *parts)
+        # CONCAT_WS converts numbers (and MySQL's dates) itself, as the
+        # driver would read them: cheaper than CAST on MariaDB
+        return sa.func.concat_ws(separator, *(
+            self.text(p) if isinstance(p.type, sa.DateTime) and (
+                self.dialect == "postgresql") else p for p in parts))
 
     def optional(self, column):
         """'' for NULL, else '=' and the column as text."""
@@ -1032,12 +1033,11 @@ class _Reader:
     def host_texts(self):
         """The fields of each host's record (see ``_HOST_FIELDS``)."""
         rp, r = RP.c, REPORTS.c
-        text, optional = functools.partial(self.text, cast=False), (
-            self.optional)
+        optional = self.optional
         parts = [rp.id, rp.uuid, rp.generation, r.host, r.nodename,
                  optional(r.cell_uuid), optional(r.availability_zone),
                  sa.case((r.disabled, 1), else_=0), r.report_sequence,
-                 r.num_instances, r.num_io_ops, text(r.received_at),
+                 r.num_instances, r.num_io_ops, r.received_at,
                  optional(r.agent_updated_at), r.details,
                  optional(r.instance_uuids)]
         source = RP.join(REPORTS, REPORTS.c.resource_provider_id == RP.c.id)

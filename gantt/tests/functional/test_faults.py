@@ -108,8 +108,11 @@ def private_broker():
     node.cleanUp()
 
 
-def test_broker_restart_while_casting_and_calling(daemon_factory, server_db,
-                                                  private_broker):
+# private_broker first: fixtures are torn down in reverse, so the broker
+# outlives the daemons and their clients (with it gone first, a client
+# transport's heartbeat thread can retry forever and hang the teardown)
+def test_broker_restart_while_casting_and_calling(private_broker,
+                                                  daemon_factory, server_db):
     daemon = daemon_factory(server_db.url, workers=2, extra=EXTRA,
                             transport_url=private_broker.url)
     transport = rpc.get_transport(daemon.conf, url=private_broker.url)
