@@ -469,11 +469,13 @@ class HostStateCache:
         with self._lock:
             table = self.table
             fresh, others = loading.split(table.row_by_uuid)
+            # room for the trees too, which are applied as reports
+            new = len(fresh) + sum(
+                stored.uuids[i] not in table.row_by_uuid for i in others)
             if fresh:
-                # room for the trees too, which are applied as reports
-                new = len(fresh) + sum(
-                    stored.uuids[i] not in table.row_by_uuid for i in others)
                 self.table = _loaded_table(table, loading, fresh, new)
+            elif table.n + new > table.row_capacity:
+                self.table = table.grown(table.n + new)
         for i in others:
             # trees, and hosts whose report was cast meanwhile
             self.apply_report(stored_report(stored, i), persisted=True)

@@ -246,3 +246,16 @@ def test_a_loaded_cache_takes_newer_usage_and_reports(manager):
     assert view.record(row).aggregates == {LISTED_AGG}
     assert not view.in_aggregate(RACK_AGG)[row]
     assert np.count_nonzero(view.in_aggregate(RACK_AGG)) == 1
+
+
+def test_hosts_with_children_are_loaded_as_reports_into_room_made_once(
+        manager):
+    for i in range(100):
+        node = factories.compute_node_obj("t%03d" % i)
+        node.child_providers = [_child("t%03d-numa0" % i, node.uuid,
+                                       {"VCPU": 4})]
+        manager.report_resource_stats(node)
+    stored = providers.load_host_columns(manager.db)
+    loaded = _loaded(stored)
+    assert loaded.table.n == loaded.table.row_capacity == 100
+    assert _snapshot(loaded) == _snapshot(_applied(stored))
