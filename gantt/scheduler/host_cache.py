@@ -824,7 +824,7 @@ def _instance_uuids(text):
     return None if text is None else frozenset(json.loads(text))
 
 
-def _stored_provider(stored, root_uuid):
+def stored_provider(stored, root_uuid):
     """A provider_tree.Provider from a database StoredProvider."""
     return provider_tree.Provider(
         uuid=stored.uuid, name=stored.name, parent_uuid=stored.parent_uuid,
@@ -853,7 +853,7 @@ def stored_report(stored, i):
             tzinfo=datetime.timezone.utc).timestamp(),
         instance_uuids=_instance_uuids(stored.instance_uuids[i]),
         numa_cells=numa_cells, pci_pools=pci_pools,
-        children=tuple(_stored_provider(c, uuid)
+        children=tuple(stored_provider(c, uuid)
                        for c in stored.children.get(i, ())))
 
 

@@ -12,9 +12,7 @@ touches oslo.messaging (the RPC layer hands it a ``broadcast`` callable).
 
 import collections
 import dataclasses
-import datetime
 import functools
-import json
 import logging
 import random
 import threading
@@ -29,7 +27,6 @@ from gantt import exception
 from gantt.db import aggregates as db_aggregates
 from gantt.db import allocations as db_allocations
 from gantt.db import providers as db_providers
-from gantt.objects import base as objects_base
 from gantt.objects import provider as provider_obj
 from gantt.objects import statistics as statistics_obj
 from gantt.objects import usage as usage_obj
@@ -41,10 +38,7 @@ from gantt.scheduler import explain as explain_mod
 from gantt.scheduler import filters as filters_base
 from gantt.scheduler import host_cache
 from gantt.scheduler import host_view
-from gantt.scheduler import numa as numa_mod
-from gantt.scheduler import pci as pci_mod
 from gantt.scheduler import plugins
-from gantt.scheduler import provider_tree
 from gantt.scheduler import request as request_mod
 from gantt.scheduler import selections
 from gantt.scheduler import tree_source
@@ -270,7 +264,7 @@ class SchedulerManager:
                 known):
             self.cache.remove_provider(gone)
         for p in stored:
-            self.cache.apply_provider(_stored_provider(p, p.uuid),
+            self.cache.apply_provider(host_cache.stored_provider(p, p.uuid),
                                       p.report_sequence)
             self.cache.apply_usage(p.uuid, p.generation, p.usage)
         return stored
@@ -1085,37 +1079,6 @@ def _validate_inventories(node):
                 reason="%s: allocation_ratio must be positive" % rc)
 
 
-def _report_from_row(host):
-    """A cache report from a :class:`~gantt.db.providers.StoredHost`."""
-    r = host.report
-    details = json.loads(r["details"] or "{}")
-    received = r["received_at"]
-    return host_cache.HostReport(
-        uuid=host.uuid, host=r["host"], nodename=r["nodename"],
-        cell_uuid=r["cell_uuid"], availability_zone=r["availability_zone"],
-        disabled=bool(r["disabled"]), report_sequence=r["report_sequence"],
-        num_instances=r["num_instances"], num_io_ops=r["num_io_ops"],
-        inventories=host.inventories, traits=frozenset(host.traits),
-        aggregates=frozenset(host.aggregates),
-        capabilities=details.get("capabilities", {}),
-        stats=details.get("stats", {}), metrics=details.get("metrics", {}),
-        updated_at=r["agent_updated_at"],
-        received_at=received.replace(
-            tzinfo=datetime.timezone.utc).timestamp(),
-        instance_uuids=(None if r.get("instance_uuids") is None
-                        else frozenset(json.loads(r["instance_uuids"]))),
-        numa_cells=tuple(
-            numa_mod.HostCell.from_obj(objects_base.GanttObject
-                                       .obj_from_primitive(p))
-            for p in details.get("numa_cells", [])),
-        pci_pools=tuple(
-            pci_mod.Pool.from_obj(objects_base.GanttObject
-                                  .obj_from_primitive(p))
-            for p in details.get("pci_pools", [])),
-        children=tuple(_stored_provider(c, host.uuid)
-                       for c in host.children))
-
-
 def _validate_provider(provider, parents=None):
     """A provider of a report (child or standalone), checked like a node."""
     for field in ("uuid", "name"):
@@ -1181,15 +1144,6 @@ def _with_stored_inventories(report, stored):
             dataclasses.replace(c, inventories=stored[c.uuid])
             if c.uuid in stored else c for c in report.children)
     return dataclasses.replace(report, **changes) if changes else report
-
-
-def _stored_provider(stored, root_uuid):
-    """A provider_tree.Provider from a database StoredProvider."""
-    return provider_tree.Provider(
-        uuid=stored.uuid, name=stored.name, parent_uuid=stored.parent_uuid,
-        root_uuid=root_uuid, inventories=dict(stored.inventories),
-        traits=frozenset(stored.traits),
-        aggregates=frozenset(stored.aggregates))
 
 
 def _allocation_key(allocations):

@@ -1,6 +1,7 @@
 """The database handle: what a transaction costs in round trips, and that
 a pooled connection never carries an old snapshot to its next user."""
 
+import pytest
 import sqlalchemy as sa
 
 from gantt.db import models
@@ -43,15 +44,11 @@ def test_a_committed_transaction_sends_no_rollback(any_db, monkeypatch):
 
 def test_a_failed_transaction_is_rolled_back(any_db, monkeypatch):
     rollbacks = _rollbacks(any_db, monkeypatch)
-    try:
-        with any_db.begin() as conn:
-            conn.execute(GROUPS.insert().values(
-                uuid="g1", policy="affinity", generation=0,
-                max_server_per_host=1,
-                created_at=sa.func.current_timestamp()))
-            raise RuntimeError("the claim failed half-way")
-    except RuntimeError:
-        pass
+    with pytest.raises(RuntimeError), any_db.begin() as conn:
+        conn.execute(GROUPS.insert().values(
+            uuid="g1", policy="affinity", generation=0,
+            max_server_per_host=1, created_at=sa.func.current_timestamp()))
+        raise RuntimeError("the claim failed half-way")
     assert len(rollbacks) == 1
     with any_db.begin() as conn:
         assert _count(conn) == 0
