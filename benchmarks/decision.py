@@ -67,8 +67,8 @@ def gantt_side(args):
             cands = candidates.for_request(view, request)
             outcome = mgr._filter(view, request, cands,
                                   np.zeros(view.n, dtype=bool))
-            picked_rows, totals = mgr._weigh(view, request, outcome.mask)
-            row, _weight = mgr._pick(picked_rows, totals)
+            row, _weight = mgr._pick(mgr._weigh(view, request,
+                                                outcome.mask))
             last.update(view=view, outcome=outcome, row=row)
 
         row = {"n": n, "digest": digest, "build_s": build_s,

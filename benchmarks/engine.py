@@ -187,8 +187,8 @@ def decide(manager, request, view, cands):
     """One decision (per instance): filters, weighers, pick."""
     outcome = manager._filter(view, request, cands,
                               np.zeros(view.n, dtype=bool))
-    rows, totals = manager._weigh(view, request, outcome.mask)
-    return manager._pick(rows, totals), int(np.count_nonzero(outcome.mask))
+    weighing = manager._weigh(view, request, outcome.mask)
+    return manager._pick(weighing), int(np.count_nonzero(outcome.mask))
 
 
 def measure(manager, spec, lookup, seconds, max_reps):

@@ -85,6 +85,8 @@ _NO_AGGREGATES = frozenset()
 #: boolean column: at most four times its row list, and read without work
 #: (a few such columns: each takes a sixteenth of the rows' memberships)
 _DENSE_SHARE = 16
+# derived columns a Membership keeps (a few per weigher and filter)
+_DERIVED_KEPT = 64
 
 
 class Membership:
@@ -114,6 +116,10 @@ class Membership:
         self._rows = []        # column -> sorted row array, None if dense
         self._dense = {}       # column -> bool array of ``rows``
         self._sets = {}        # equal member sets, held once
+        # bumped after every change; columns derived from memberships
+        # alone are kept against it (see derived())
+        self.version = 0
+        self._derived = {}
 
     def add_rows(self, start, codes, sets):
         """Rows ``start + i`` (in no aggregate yet, after every row in
@@ -144,6 +150,7 @@ class Membership:
                 self._dense[col][rows[lo:hi]] = True
             else:
                 self._set_column(col, np.concatenate((held, rows[lo:hi])))
+        self.version += 1
 
     @property
     def shape(self):
@@ -164,6 +171,8 @@ class Membership:
             column[:len(dense)] = dense
             new._dense[col] = column
         new._sets = self._sets
+        new.version = self.version + 1
+        new._derived = {}
         return new
 
     # -- writing (under the cache's lock) ----------------------------------
@@ -180,6 +189,10 @@ class Membership:
         for uuid in members - old:
             self._add(index.get(uuid), row)
         self.by_row[row] = self._sets.setdefault(members, members)
+        # NOTE: bumped after the change, never before: a reader that built
+        # a column from half-written rows then kept it under the old
+        # version, which no later reader accepts
+        self.version += 1
 
     def _column_rows(self, col):
         while len(self._rows) <= col:
@@ -215,6 +228,25 @@ class Membership:
             self._rows[col] = rows.astype(np.int32, copy=False)
 
     # -- reading --------------------------------------------------------------
+
+    def derived(self, key, n, build):
+        """``build()`` for rows ``[0, n)``, computed once and kept until a
+        membership changes: for columns that depend on memberships and
+        aggregate metadata alone (``key`` must name the metadata's
+        AggregateSet), which every request would otherwise rebuild.
+
+        The array returned is shared and read-only.
+        """
+        stamp = (self.version, n)
+        held = self._derived.get(key)
+        if held is not None and held[0] == stamp:
+            return held[1]
+        value = build()
+        value.flags.writeable = False
+        if len(self._derived) >= _DERIVED_KEPT:
+            self._derived.clear()
+        self._derived[key] = (stamp, value)
+        return value
 
     def column(self, col, n):
         """Rows ``[0, n)`` in aggregate column ``col`` (a boolean array;
@@ -332,7 +364,14 @@ def rows_with_key_prefix(view, prefix, predicate=None):
 
 
 def min_number_rows(view, key, default, cast=float):
-    """Per row: :func:`min_number` of ``key`` over the row's aggregates."""
+    """Per row: :func:`min_number` of ``key`` over the row's aggregates
+    (a shared, read-only array)."""
+    return view.table.aggregates.derived(
+        ("min_number", key, default, cast, view.aggregates), view.n,
+        lambda: _min_number_rows(view, key, default, cast))
+
+
+def _min_number_rows(view, key, default, cast):
     out = np.full(view.n, float(default))
     good, bad = [], []
     for uuid, value in view.aggregates.with_key(key):

@@ -66,6 +66,10 @@ def spread(codes, lengths, cols, values, first_row=0):
         values)[at]
 
 
+# evaluated columns a StringColumns keeps (a few per plugin)
+_KEPT = 64
+
+
 def _widen(array, cols, fill):
     out = np.full((array.shape[0], cols), fill, dtype=array.dtype, order="F")
     out[:, :array.shape[1]] = array
@@ -86,12 +90,18 @@ class StringColumns:
         self.keys = KeyIndex()
         self.values = []            # per key: KeyIndex of distinct values
         self.codes = np.zeros((rows, cols), dtype=np.int32, order="F")
+        # bumped after every change of a code; evaluations named by their
+        # meaning are kept against it (see evaluate())
+        self.version = 0
+        self._kept = {}
 
     def grown(self, rows):
         new = StringColumns.__new__(StringColumns)
         new.keys = KeyIndex(self.keys.names)
         new.values = [KeyIndex(v.names) for v in self.values]
         new.codes = _lengthen(self.codes, rows, 0)
+        new.version = self.version + 1
+        new._kept = {}
         return new
 
     def write(self, row, mapping):
@@ -105,10 +115,15 @@ class StringColumns:
             self.keys.add(key)
             self.values.append(KeyIndex())
         codes = self.codes
-        codes[row] = 0
+        coded = np.zeros(codes.shape[1], dtype=np.int32)
         for key, value in mapping.items():
             col = self.keys.get(key)
-            codes[row, col] = self.values[col].add(str(value)) + 1
+            coded[col] = self.values[col].add(str(value)) + 1
+        # most reports repeat the row: then nothing is written, and what
+        # was evaluated from the codes stays good
+        if not np.array_equal(codes[row], coded):
+            codes[row] = coded
+            self.version += 1
 
     def write_coded(self, first_row, codes, mappings):
         """Like :meth:`write` of ``mappings[codes[i]]`` into row
@@ -129,10 +144,34 @@ class StringColumns:
                 col = self.keys.get(key)
                 patterns[k, col] = self.values[col].add(str(value)) + 1
         self.codes[first_row:first_row + len(codes)] = patterns[codes]
+        self.version += 1
 
-    def evaluate(self, key, n, func, missing, dtype=bool):
+    def evaluate(self, key, n, func, missing, dtype=bool, meaning=None):
         """``func(value)`` for each row's value of ``key``; ``missing`` for
-        rows that do not report it. ``func`` runs once per distinct value."""
+        rows that do not report it. ``func`` runs once per distinct value.
+
+        :param meaning: a hashable name for what ``func`` computes (equal
+            only for functions that give equal results): the column is
+            then kept, shared and read-only, until a code changes, as
+            reports mostly repeat what a host said before
+        """
+        if meaning is None:
+            return self._evaluate(key, n, func, missing, dtype)
+        name = (key, meaning, missing, dtype)
+        # NOTE: the version is read before the column is built: a write
+        # meanwhile leaves it under a version no later reader accepts
+        stamp = (self.version, n)
+        held = self._kept.get(name)
+        if held is not None and held[0] == stamp:
+            return held[1]
+        out = self._evaluate(key, n, func, missing, dtype)
+        out.flags.writeable = False
+        if len(self._kept) >= _KEPT:
+            self._kept.clear()
+        self._kept[name] = (stamp, out)
+        return out
+
+    def _evaluate(self, key, n, func, missing, dtype):
         col = self.keys.get(key)
         codes = self.codes
         if col is None or col >= codes.shape[1]:

@@ -86,7 +86,9 @@ class HostTable:
     max_unit: np.ndarray       # int64
     step_size: np.ndarray      # int64
     allocation_ratio: np.ndarray  # float64
-    used: np.ndarray           # int64
+    # float64 holding whole numbers (exact below 2**53): ``capacity - used``
+    # then needs no conversion of the column on every filter pass
+    used: np.ndarray
     # claims this worker has in flight (picked, not yet committed): other
     # requests of the same worker must not all pick the same last room
     pending: np.ndarray        # int64
@@ -130,6 +132,9 @@ class HostTable:
     # every tree with children and every standalone provider (shared by
     # all tables of one cache)
     providers: provider_tree.ProviderIndex
+    # how many claim marks ``pending`` holds: none (the usual case) spares
+    # every filter pass adding the whole column
+    marks: int = 0
 
     @classmethod
     def empty(cls, rows=_INITIAL_ROWS, cols=_INITIAL_COLS):
@@ -158,7 +163,7 @@ class HostTable:
             has_inventory=mat(bool), total=mat(np.int64),
             reserved=mat(np.int64), min_unit=mat(np.int64),
             max_unit=mat(np.int64), step_size=mat(np.int64),
-            allocation_ratio=mat(np.float64), used=mat(np.int64),
+            allocation_ratio=mat(np.float64), used=mat(np.float64),
             pending=mat(np.int64),
             capacity=mat(np.float64), rc_bounds={},
             traits=mat(bool),
@@ -723,6 +728,9 @@ class HostStateCache:
             col = table.resource_classes.get(rc)
             if col is not None and col < table.pending.shape[1]:
                 table.pending[row, col] += sign * amount
+        # NOTE: counted after the amounts are written: a reader that sees
+        # no mark then reads a moment before the claim, never half of it
+        table.marks += sign
 
     def report_ages(self):
         """``oldest_report_s`` and ``min_report_sequence`` over all hosts."""

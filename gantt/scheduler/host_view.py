@@ -156,8 +156,14 @@ class HostView:
 
     def used(self, col):
         """Committed usage, plus claims in flight in this worker, plus
-        what this request has claimed itself."""
-        used = self.table.used[:self.n, col] + self.table.pending[:self.n, col]
+        what this request has claimed itself (may be the table's own
+        column: do not modify it)."""
+        t = self.table
+        used = t.used[:self.n, col]
+        if t.marks:
+            used = used + t.pending[:self.n, col]
+        elif self._consumed:
+            used = used.copy()
         if self._consumed:
             for row, amounts in self._consumed.items():
                 used[row] += amounts.get(col, 0)
@@ -280,16 +286,18 @@ class HostView:
 
     # -- keyed detail -----------------------------------------------------
 
-    def capability(self, key, func, missing, dtype=bool):
+    def capability(self, key, func, missing, dtype=bool, meaning=None):
         """Per row: ``func(value)`` of capability ``key``, once per distinct
-        value; ``missing`` where a host does not report it."""
+        value; ``missing`` where a host does not report it. With a
+        ``meaning`` (see StringColumns.evaluate) the column is shared and
+        read-only."""
         return self.table.capability_columns.evaluate(
-            key, self.n, func, missing, dtype)
+            key, self.n, func, missing, dtype, meaning)
 
-    def stat(self, key, func, missing, dtype=bool):
+    def stat(self, key, func, missing, dtype=bool, meaning=None):
         """Like :meth:`capability`, for the reported ``stats``."""
         return self.table.stat_columns.evaluate(key, self.n, func, missing,
-                                                dtype)
+                                                dtype, meaning)
 
     def metric(self, name):
         """Per row: the metric's value, NaN where it is not reported."""

@@ -449,10 +449,10 @@ class SchedulerManager:
             outcome = self._filter(view, request, cands, failed, unfit)
             if not outcome.mask.any():
                 self._no_valid_host(request, outcome)
-            rows, totals = self._weigh(view, request, outcome.mask)
-            row, weight = self._pick(rows, totals)
+            weighing = self._weigh(view, request, outcome.mask)
+            row, weight = self._pick(weighing)
             row, weight, allocation = self._allocation_for(
-                view, request, row, weight, rows, totals, unfit)
+                view, request, row, weight, weighing, unfit)
             if allocation is None:
                 continue   # no tree fits: filter again, to say why
             attempts += 1
@@ -487,7 +487,7 @@ class SchedulerManager:
             request.record_placement(view, row)
             if request.instance_group is not None:
                 request.instance_group.hosts[view.hosts[row]] += 1
-            return consumer_uuid, row, weight, (rows, totals), allocation
+            return consumer_uuid, row, weight, weighing, allocation
         raise exception.NoValidHost(
             reason="claims failed on %d hosts in a row (lost races or "
                    "stale cache); try again" % retries)
@@ -522,8 +522,8 @@ class SchedulerManager:
                 outcome = self._filter(view, request, cands, none_failed)
                 if not outcome.mask.any():
                     self._no_valid_host(request, outcome)
-                rows, totals = self._weigh(view, request, outcome.mask)
-                row, weight = self._pick(rows, totals)
+                weighing = self._weigh(view, request, outcome.mask)
+                row, weight = self._pick(weighing)
                 provider = view.uuids[row]
                 mark = self.cache.reserve(provider, request.resources)
                 marks.append(mark)
@@ -534,7 +534,7 @@ class SchedulerManager:
                 if group is not None:
                     group.hosts[view.hosts[row]] += 1
                 request.record_placement(view, row)
-                decided.append((uuid, row, weight, (rows, totals),
+                decided.append((uuid, row, weight, weighing,
                                 {provider: request.resources}))
             try:
                 states = self.claimer.claim_new(
@@ -582,8 +582,7 @@ class SchedulerManager:
             if seen is not None and view.table.generation[old_row] >= seen:
                 view.consume(old_row, resources)
 
-    def _allocation_for(self, view, request, row, weight, rows, totals,
-                        unfit):
+    def _allocation_for(self, view, request, row, weight, weighing, unfit):
         """The row to claim and ``{provider: {class: amount}}`` there.
 
         A host that is one provider gives everything itself. For a tree
@@ -607,6 +606,7 @@ class SchedulerManager:
         if found is not None:
             return row, weight, found.allocations
         unfit[row] = True
+        rows, totals = weighing.rows, weighing.totals
         for i in np.argsort(-totals, kind="stable"):
             other = int(rows[i])
             if unfit[other]:
@@ -626,15 +626,17 @@ class SchedulerManager:
         outcome = self._filter(view, request, cands,
                                np.zeros(view.n, dtype=bool))
         if not outcome.mask.any():
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
+            return weighers_base.Weighing(outcome.mask,
+                                          rows=np.zeros(0, dtype=np.int64),
+                                          totals=np.zeros(0))
         return self._weigh(view, request, outcome.mask)
 
     def _selections(self, view, request, claimed, return_alternates,
                     weighed=None):
         """``[claimed, alternates…]`` for one claimed instance.
 
-        :param weighed: (rows, totals) to take alternates from; by default
-            the weighing the instance was claimed from
+        :param weighed: the Weighing to take alternates from; by default
+            the one the instance was claimed from
         """
         consumer_uuid, row, weight, own_weighing, allocation = claimed
         chosen = selections.build(view, row, consumer_uuid,
@@ -643,7 +645,8 @@ class SchedulerManager:
         count = self.conf.scheduler.max_attempts - 1
         if not return_alternates or count <= 0:
             return [chosen]
-        rows, totals = weighed if weighed is not None else own_weighing
+        weighing = weighed if weighed is not None else own_weighing
+        rows, totals = weighing.rows, weighing.totals
         return [chosen] + self._alternates(view, request, rows, totals, row,
                                            consumer_uuid, count)
 
@@ -682,20 +685,18 @@ class SchedulerManager:
         if unfit is not None and unfit.any():
             outcome.removed.append((
                 "no allocation candidate in its provider tree",
-                int((cands.mask & unfit & ~failed).sum())))
+                int(np.count_nonzero(cands.mask & unfit & ~failed))))
         if failed.any():
             outcome.removed.append(("failed to claim",
-                                    int((cands.mask & failed).sum())))
+                                    int(np.count_nonzero(
+                                        cands.mask & failed))))
         return outcome
 
     def _weigh(self, view, request, mask):
-        """The rows of ``mask`` and their total weights (unsorted)."""
-        rows = np.flatnonzero(mask)
-        totals, _parts = self.weighers.run(view, request, rows, mask=mask,
-                                           parts=False)
-        return rows, totals
+        """The :class:`~gantt.scheduler.weighers.Weighing` of ``mask``."""
+        return self.weighers.weigh(view, request, mask)
 
-    def _pick(self, rows, totals):
+    def _pick(self, weighing):
         """The row to claim: random among the best ``host_subset_size``.
 
         Ties are broken at random, never by row order: identical hosts are
@@ -703,14 +704,26 @@ class SchedulerManager:
         broke ties the same way they would all race for the same host.
         Only the best few are looked at (one partition), whatever the size.
         """
+        if weighing.full is not None:
+            # every row weighed: positions are rows (-inf off the mask)
+            totals = weighing.full
+            count = int(np.count_nonzero(weighing.mask))
+            i = self._best(totals, count, lambda: weighing.rows)
+            return i, weighing.weight(i)
+        rows, totals = weighing.rows, weighing.totals
+        i = self._best(totals, len(rows), lambda: np.arange(len(rows)))
+        return int(rows[i]), float(totals[i])
+
+    def _best(self, totals, count, everyone):
+        """The position in ``totals`` to claim, among ``count`` finite
+        values (``everyone()``: their positions)."""
         fs = self.conf.filter_scheduler
         if fs.shuffle_best_same_weighed_hosts:
             best = np.flatnonzero(totals == totals.max())
             if len(best) >= fs.host_subset_size:
-                i = int(self._rng.choice(best))
-                return int(rows[i]), float(totals[i])
-        subset = min(fs.host_subset_size, len(rows))
-        if len(rows) > subset:
+                return int(self._rng.choice(best))
+        subset = min(fs.host_subset_size, count)
+        if count > subset:
             # the subset-th best weight (for one host, a plain maximum)
             kth = totals.max() if subset == 1 else np.partition(
                 totals, len(totals) - subset)[len(totals) - subset]
@@ -722,9 +735,8 @@ class SchedulerManager:
                 tied = tied[self._rng.sample(range(len(tied)), need)]
             top = np.concatenate([better, tied])
         else:
-            top = np.arange(len(rows))
-        i = int(top[self._rng.randrange(len(top))])
-        return int(rows[i]), float(totals[i])
+            top = everyone()
+        return int(top[self._rng.randrange(len(top))])
 
     def _no_valid_host(self, request, outcome):
         self.counters.eliminated(outcome.removed)
@@ -836,8 +848,8 @@ class SchedulerManager:
         cands = candidates.for_request(view, request, self.conf)
         fit = resource_filter.ResourceFilter(self.conf)
         mask = cands.mask & fit.passes_columns(view, request)
-        rows, totals = self._weigh(view, request, mask)
-        order = rows[np.argsort(-totals, kind="stable")]
+        weighing = self._weigh(view, request, mask)
+        order = weighing.rows[np.argsort(-weighing.totals, kind="stable")]
         source = tree_source.HostProviders(view)
         query = _candidate_query(request)
         trees = view.tree_rows()

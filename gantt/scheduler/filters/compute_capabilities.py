@@ -91,13 +91,15 @@ class ComputeCapabilitiesFilter(filters.BaseFilter):
                 # the common case: one place to look, straight to booleans
                 source, key, sub = sources[0]
                 mask &= source(key, lambda v, s=sub, e=expr: _verdict(
-                    navigate(v, s) if s else v, e) == 1, False)
+                    navigate(v, s) if s else v, e) == 1, False,
+                    meaning=("passes", sub, expr))
                 continue
             verdict = np.full(view.n, _MISSING, dtype=np.int8)
             # in lookup order; the first source that has a value decides
             for source, key, sub in sources:
                 found = source(key, lambda v, s=sub, e=expr: _verdict(
-                    navigate(v, s) if s else v, e), _MISSING, np.int8)
+                    navigate(v, s) if s else v, e), _MISSING, np.int8,
+                    meaning=("verdict", sub, expr))
                 verdict = np.where(verdict == _MISSING, found, verdict)
             mask &= verdict == 1
         return mask

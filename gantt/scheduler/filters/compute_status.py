@@ -1,5 +1,7 @@
 """ComputeFilter: only hosts that are enabled and reported recently."""
 
+import numpy as np
+
 from gantt.scheduler import filters
 
 
@@ -19,8 +21,8 @@ class ComputeFilter(filters.BaseFilter):
         down = removed & ~_up(view)
         disabled = removed & ~down
         return {"were down (no report within service_down_time)":
-                int(down.sum()),
-                "were disabled": int(disabled.sum())}
+                int(np.count_nonzero(down)),
+                "were disabled": int(np.count_nonzero(disabled))}
 
 
 def _up(view):

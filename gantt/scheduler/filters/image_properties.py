@@ -16,8 +16,6 @@ import json
 import operator
 import re
 
-import numpy as np
-
 from gantt.scheduler import filters
 
 _ARCH_ALIASES = {"i386": "i686", "i486": "i686", "i586": "i686",
@@ -112,9 +110,11 @@ class ImagePropertiesFilter(filters.BaseFilter):
         props = wanted(self.conf, request.image_properties)
         required = request.image_properties.get("img_hv_requested_version")
         ok = view.capability("supported_instances",
-                             lambda v: supports(v, props), False)
+                             lambda v: supports(v, props), False,
+                             meaning=("supports", props))
         if required:
-            ok &= view.capability(
+            ok = ok & view.capability(
                 "hypervisor_version",
-                lambda v: version_satisfies(v, required), True)
-        return np.asarray(ok, dtype=bool)
+                lambda v: version_satisfies(v, required), True,
+                meaning=("version_satisfies", required))
+        return ok

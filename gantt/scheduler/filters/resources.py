@@ -40,7 +40,7 @@ class ResourceFilter(filters.BaseFilter):
         counts = {}
         for rc, amount in sorted(request.resources.items()):
             lacked = left & ~_fits(view, rc, amount)
-            counts["lacked %s" % rc] = int(lacked.sum())
+            counts["lacked %s" % rc] = int(np.count_nonzero(lacked))
             left &= ~lacked
         return counts
 

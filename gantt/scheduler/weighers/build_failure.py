@@ -30,4 +30,5 @@ class BuildFailureWeigher(weighers.BaseWeigher):
         return columns.as_float(host.stats.get(STAT))
 
     def weigh_columns(self, view, request, rows):
-        return view.stat(STAT, columns.as_float, 0.0, float)[rows]
+        return weighers.select(view.stat(STAT, columns.as_float, 0.0, float,
+                                         meaning="as_float"), rows)

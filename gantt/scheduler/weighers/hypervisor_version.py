@@ -21,5 +21,6 @@ class HypervisorVersionWeigher(weighers.BaseWeigher):
         return columns.as_float(host.capabilities.get(CAPABILITY))
 
     def weigh_columns(self, view, request, rows):
-        return view.capability(CAPABILITY, columns.as_float, 0.0,
-                               float)[rows]
+        return weighers.select(view.capability(
+            CAPABILITY, columns.as_float, 0.0, float, meaning="as_float"),
+            rows)

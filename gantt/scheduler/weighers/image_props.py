@@ -56,5 +56,6 @@ class ImagePropertiesWeigher(weighers.BaseWeigher):
     def weigh_columns(self, view, request, rows):
         total = np.zeros(view.n)
         for key, ratio in self._ratios(request).items():
-            total += ratio * view.stat(key, columns.as_float, 0.0, float)
+            total += ratio * view.stat(key, columns.as_float, 0.0, float,
+                                      meaning="as_float")
         return total[rows]

@@ -141,8 +141,14 @@ def _make_db_manage(db_url, tmpdir):
 
 
 @pytest.fixture
-def daemon_factory(rabbit, tmp_path):
-    """Start daemons on a given database; stopped (SIGTERM) at the end."""
+def daemon_factory(rabbit, tmp_path, server_db):
+    """Start daemons on a given database; stopped (SIGTERM) at the end.
+
+    It asks for ``server_db`` so that pytest tears it down *after* this
+    fixture: the daemons must be stopped before their database is dropped,
+    or a thread still writing (the stats intake flushing on stop) would
+    log a traceback about vanished tables.
+    """
     started = []
 
     def start(db_url, workers=1, extra="", wait=True, transport_url=None):
@@ -177,7 +183,7 @@ def _tracebacks(log, allowed):
 
 
 @pytest.fixture
-def daemon(daemon_factory, server_db):
+def daemon(server_db, daemon_factory):
     """One real daemon on MariaDB, then on PostgreSQL."""
     d = daemon_factory(server_db.url)
     d.database = server_db.db

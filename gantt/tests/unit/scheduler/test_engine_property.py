@@ -373,6 +373,16 @@ def test_both_runners_give_the_same_decision(case):
     assert set(parts) == set(parts2)
     for name in parts:
         assert np.allclose(parts[name], parts2[name]), name
+    # what the scheduler itself runs: the same totals, and for the
+    # candidates only (every row weighed when most are candidates)
+    weighing = weighers.WeigherRunner(WEIGHERS).weigh(view, request,
+                                                      fast.mask)
+    assert list(weighing.rows) == list(rows)
+    assert np.allclose(weighing.totals, totals2)
+    if weighing.full is not None:
+        assert np.all(weighing.full[~fast.mask] == -np.inf)
+        for i, row in enumerate(rows):
+            assert np.isclose(weighing.weight(row), totals2[i])
 
 
 def test_every_built_in_plugin_is_covered():
