@@ -32,6 +32,7 @@ locked anything in the allocations table, which keeps deadlocks rare.
 
 import collections
 import dataclasses
+import functools
 
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
@@ -329,33 +330,14 @@ def _snapshot(conn, uuids=(), ids=(), without=None):
 
     :returns: ``{provider id: _Provider}``
     """
-    used = (sa.select(sa.func.coalesce(sa.func.sum(ALLOC.c.used), 0))
-            .where(ALLOC.c.resource_provider_id == RP.c.id)
-            .where(ALLOC.c.resource_class == INV.c.resource_class))
-    if without is not None:
-        used = used.where(ALLOC.c.consumer_uuid != without)
-    # a host is a root with a host report: a standalone provider (a
-    # storage pool every member of a group may share) is no host
-    is_host = sa.exists().where(
-        REPORTS.c.resource_provider_id == RP.c.root_provider_id)
-    wanted = []
-    if uuids:
-        wanted.append(RP.c.uuid.in_(sorted(uuids)))
-    if ids:
-        wanted.append(RP.c.id.in_(sorted(ids)))
     providers = {}
-    if not wanted:
+    if not (uuids or ids):
         return providers
-    for row in conn.execute(
-            sa.select(RP.c.id, RP.c.uuid, RP.c.generation,
-                      RP.c.root_provider_id, is_host.label("is_host"),
-                      INV.c.resource_class, INV.c.total, INV.c.reserved,
-                      INV.c.min_unit, INV.c.max_unit, INV.c.step_size,
-                      INV.c.allocation_ratio,
-                      used.scalar_subquery().label("used"))
-            .select_from(RP.outerjoin(
-                INV, INV.c.resource_provider_id == RP.c.id))
-            .where(sa.or_(*wanted))):
+    params = {"uuids": sorted(uuids), "ids": sorted(ids),
+              "without": without}
+    statement = _snapshot_statement(bool(uuids), bool(ids),
+                                    without is not None)
+    for row in conn.execute(statement, params):
         provider = providers.get(row.id)
         if provider is None:
             provider = providers[row.id] = _Provider(
@@ -366,6 +348,36 @@ def _snapshot(conn, uuids=(), ids=(), without=None):
             if row.used:
                 provider.used[row.resource_class] = int(row.used)
     return providers
+
+
+@functools.cache
+def _snapshot_statement(by_uuid, by_id, without):
+    """:func:`_snapshot`'s SELECT, built once per shape: the lists are
+    bound at execution (expanding), so building it anew for every claim
+    (a fifth of a claim's time in Python) is not needed."""
+    used = (sa.select(sa.func.coalesce(sa.func.sum(ALLOC.c.used), 0))
+            .where(ALLOC.c.resource_provider_id == RP.c.id)
+            .where(ALLOC.c.resource_class == INV.c.resource_class))
+    if without:
+        used = used.where(ALLOC.c.consumer_uuid != sa.bindparam("without"))
+    # a host is a root with a host report: a standalone provider (a
+    # storage pool every member of a group may share) is no host
+    is_host = sa.exists().where(
+        REPORTS.c.resource_provider_id == RP.c.root_provider_id)
+    wanted = []
+    if by_uuid:
+        wanted.append(RP.c.uuid.in_(sa.bindparam("uuids", expanding=True)))
+    if by_id:
+        wanted.append(RP.c.id.in_(sa.bindparam("ids", expanding=True)))
+    return (sa.select(RP.c.id, RP.c.uuid, RP.c.generation,
+                      RP.c.root_provider_id, is_host.label("is_host"),
+                      INV.c.resource_class, INV.c.total, INV.c.reserved,
+                      INV.c.min_unit, INV.c.max_unit, INV.c.step_size,
+                      INV.c.allocation_ratio,
+                      used.scalar_subquery().label("used"))
+            .select_from(RP.outerjoin(
+                INV, INV.c.resource_provider_id == RP.c.id))
+            .where(sa.or_(*wanted)))
 
 
 def _by_uuid(providers, wanted):
@@ -551,16 +563,26 @@ def _bump_generations(conn, providers, consumer_uuid):
     if not providers:
         return
     ordered = sorted(providers.values(), key=lambda p: p.id)
-    bumped = conn.execute(
-        RP.update().where(sa.or_(*[
-            sa.and_(RP.c.id == p.id, RP.c.generation == p.generation)
-            for p in ordered]))
-        .values(generation=RP.c.generation + 1)).rowcount
+    params = {}
+    for i, p in enumerate(ordered):
+        params["id_%d" % i] = p.id
+        params["seen_%d" % i] = p.generation
+    bumped = conn.execute(_cas_statement(len(ordered)), params).rowcount
     if bumped != len(ordered):
         raise exception.ClaimConflict(
             provider=",".join(p.uuid for p in ordered),
             seen=",".join(str(p.generation) for p in ordered),
             consumer=consumer_uuid)
+
+
+@functools.lru_cache(maxsize=64)
+def _cas_statement(count):
+    """:func:`_bump_generations`'s UPDATE for ``count`` providers, built
+    once per count."""
+    return RP.update().where(sa.or_(*[
+        sa.and_(RP.c.id == sa.bindparam("id_%d" % i),
+                RP.c.generation == sa.bindparam("seen_%d" % i))
+        for i in range(count)])).values(generation=RP.c.generation + 1)
 
 
 def _bump_group(conn, group_uuid, seen, consumer_uuid):

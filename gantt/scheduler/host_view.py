@@ -243,11 +243,15 @@ class HostView:
 
     def shared_rows(self):
         """Rows in an aggregate of a sharing provider: such a host may get
-        a class it lacks (or has too little of) from the sharing one."""
-        return self.memo(("shared rows",), self._shared_rows)
-
-    def _shared_rows(self):
-        return self.in_any_aggregate(self.table.sharing_aggregates)
+        a class it lacks (or has too little of) from the sharing one (a
+        shared, read-only array)."""
+        aggregates = self.table.sharing_aggregates
+        # memberships alone decide it: kept until one changes (a cloud
+        # with a pool per rack would otherwise merge hundreds of sparse
+        # columns on every filter pass)
+        return self.table.aggregates.derived(
+            ("any of", aggregates), self.n,
+            lambda: self.in_any_aggregate(aggregates))
 
     def root_of(self, provider_uuid):
         """The uuid of the root of the tree ``provider_uuid`` belongs to."""

@@ -3,6 +3,7 @@
 import collections
 import uuid as uuidlib
 
+import numpy as np
 import pytest
 import sqlalchemy as sa
 
@@ -839,3 +840,19 @@ def test_a_batch_sees_its_own_decisions_across_a_cache_regrowth(
     assert manager.cache.table is not table
     assert [s[0].service_host for s in result] == ["h1", "h2", "h1", "h2"]
     assert not manager.cache.table.pending.any()
+
+
+@pytest.mark.parametrize("count", [1, 5, 40, 300])
+def test_tree_walk_order_is_best_first_without_sorting_all(count):
+    # the walk over weighed hosts when the picked tree does not fit: every
+    # position once, weights never increasing, equal weights in row
+    # order within a chunk
+    rng = np.random.default_rng(count)
+    totals = rng.choice([0.0, 1.0, 2.5, -1.0], size=count) + np.where(
+        rng.random(count) < 0.5, rng.random(count), 0.0)
+    order = list(manager_mod._best_first(totals))
+    assert sorted(order) == list(range(count))
+    assert np.all(np.diff(totals[order]) <= 0)
+    if count <= 32:
+        # small enough to sort at once: exactly the stable order
+        assert order == list(np.argsort(-totals, kind="stable"))
