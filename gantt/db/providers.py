@@ -513,7 +513,10 @@ def _replace_inventories(conn, providers, force):
 
     A class whose new capacity would be below what is already allocated
     keeps its old inventory (Placement answers 409 "inventory in use"
-    there) unless ``force``; those classes are returned as reasons.
+    there) unless ``force``; those classes are returned as reasons. A
+    class no longer reported while some of it is allocated is kept even
+    when forced: its allocations would count against nothing (Placement
+    refuses that delete whatever the caller says).
 
     :param providers: ``{rp_id: provider (anything with inventories)}``
     :returns: ``{rp_id: (anything written?, {class: reason refused})}``
@@ -535,23 +538,34 @@ def _replace_inventories(conn, providers, force):
         if touched:
             diffs[rp_id] = (wanted, have, touched)
     result = {rp_id: (False, {}) for rp_id in providers}
-    usage = provider_usage(conn, diffs) if diffs and not force else {}
+    if force:
+        # only removals are checked: read usage where there are some
+        checked = {rp_id: d for rp_id, d in diffs.items()
+                      if set(d[1]) - set(d[0])}
+    else:
+        checked = diffs
+    usage = provider_usage(conn, checked) if checked else {}
     for rp_id, (wanted, have, touched) in diffs.items():
         result[rp_id] = _write_inventory(conn, rp_id, wanted, have, touched,
-                                         usage.get(rp_id, {}))
+                                         usage.get(rp_id, {}), force)
     return result
 
 
-def _write_inventory(conn, rp_id, wanted, have, touched, used):
+def _write_inventory(conn, rp_id, wanted, have, touched, used, force):
     refused = {}
     deletes, inserts = [], []
     for rc in sorted(touched):
         row = wanted.get(rc)
+        in_use = used.get(rc, 0)
+        if row is None and in_use:
+            refused[rc] = ("%d in use; a class cannot be removed while "
+                           "allocated" % in_use)
+            continue
         capacity = 0 if row is None else (
             (row["total"] - row["reserved"]) * row["allocation_ratio"])
-        if used.get(rc, 0) > capacity:
+        if in_use > capacity and not force:
             refused[rc] = ("%d in use exceeds the new capacity %g"
-                           % (used[rc], capacity))
+                           % (in_use, capacity))
             continue
         if rc in have:
             deletes.append(rc)

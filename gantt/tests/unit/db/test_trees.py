@@ -320,6 +320,28 @@ def test_a_cut_below_usage_on_a_child(any_db, force, total_after, refused):
     assert numa0.usage == {"VCPU": 3}
 
 
+@pytest.mark.parametrize("force", [False, True])
+def test_a_class_in_use_is_never_removed(any_db, force):
+    # forcing takes cuts below usage, but a class left out of the report
+    # while allocated stays: its allocations would count against nothing
+    save(any_db, tree(), sequence=1)
+    claim(any_db, VM1, {uuid_of("numa0"): {"VCPU": 3}})
+    no_vcpu = rp("numa0", H1, {"MEMORY_MB": 1024}, traits=["CUSTOM_NUMA"])
+    result = save(any_db, tree(numa0=no_vcpu), sequence=2, force=force)
+    assert result.refused == {uuid_of("numa0"): {
+        "VCPU": "3 in use; a class cannot be removed while allocated"}}
+    numa0 = children_of(any_db)[uuid_of("numa0")]
+    assert numa0.inventories["VCPU"][0] == 4
+    assert numa0.inventories["MEMORY_MB"][0] == 1024
+    assert numa0.usage == {"VCPU": 3}
+    # once released, the same report removes it
+    with any_db.begin() as conn:
+        allocations.release(conn, VM1)
+    result = save(any_db, tree(numa0=no_vcpu), sequence=3, force=force)
+    assert result.refused == {}
+    assert "VCPU" not in children_of(any_db)[uuid_of("numa0")].inventories
+
+
 def test_a_refused_cut_alone_leaves_the_generation(sqlite_db):
     save(sqlite_db, tree(), sequence=1)
     claim(sqlite_db, VM1, {uuid_of("numa1"): {"VCPU": 4}})
