@@ -367,6 +367,10 @@ class HostReport:
 
     def fingerprint(self):
         """Everything but the sequence and times: equal means unchanged."""
+        return self._fingerprint
+
+    @functools.cached_property
+    def _fingerprint(self):
         return hash((
             self.host, self.nodename, self.cell_uuid,
             self.availability_zone, self.disabled, self.num_instances,
@@ -454,7 +458,34 @@ class HostStateCache:
             if persisted:
                 table.fingerprints[row] = report.fingerprint()
                 table.persisted_at[row] = report.received_at
+            elif table.fingerprints[row] != report.fingerprint():
+                # the row now holds content the database does not: no
+                # fingerprint may claim it (see refresh_liveness)
+                table.fingerprints[row] = None
             self.table = table
+            return True
+
+    def refresh_liveness(self, report):
+        """Take a report whose content the row already holds: only its
+        sequence and times are new (most reports: an agent repeating
+        itself), so the row is not rewritten.
+
+        :returns: True if taken, False if not newer than the cache's, None
+            if the row does not hold exactly that content (then
+            :meth:`apply_report` must take it)
+        """
+        with self._lock:
+            table = self.table
+            row = table.row_by_uuid.get(report.uuid)
+            # NOTE: a row's fingerprint is the persisted content's, and is
+            # cleared whenever the row holds anything else (apply_report)
+            if row is None or table.fingerprints[row] != report.fingerprint():
+                return None
+            if table.report_sequence[row] >= report.report_sequence:
+                return False
+            table.last_seen[row] = report.received_at
+            table.report_sequence[row] = report.report_sequence
+            table.updated_at[row] = report.updated_at
             return True
 
     def load(self, stored):

@@ -503,7 +503,11 @@ class StatsIntake:
             if self._cache.needs_persisting(report, persist_interval):
                 self._queue_store(entry)
                 return
-            applied = self._cache.apply_report(report)
+            # the database holds this content, so (unless the row holds
+            # something else since) only liveness is new
+            applied = self._cache.refresh_liveness(report)
+            if applied is None:
+                applied = self._cache.apply_report(report)
         except Exception:
             LOG.exception("Could not apply the report %d of %s",
                           report.report_sequence, report.host)

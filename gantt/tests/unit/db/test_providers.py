@@ -109,7 +109,7 @@ def test_removing_a_class_in_use_is_refused(sqlite_db):
         allocations.claim(conn, VM1, {H1: {"CUSTOM_GPU": 1}})
     result = _save(sqlite_db, sequence=2)
     assert result.refused == {H1: {
-        "CUSTOM_GPU": "1 in use exceeds the new capacity 0"}}
+        "CUSTOM_GPU": "1 in use; a class cannot be removed while allocated"}}
     assert "CUSTOM_GPU" in _stored(sqlite_db).inventories
 
 

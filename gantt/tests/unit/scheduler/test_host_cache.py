@@ -287,3 +287,50 @@ def test_host_states_selects_by_name_or_uuid(wanted, hosts):
     states = cache.host_states(60, hosts=wanted)
     assert [s.host for s in states] == hosts
 
+
+
+# -- liveness-only reports ----------------------------------------------------
+
+
+def _node_with(sequence, memory_mb=4096):
+    return factories.compute_node_obj("h1", memory_mb=memory_mb,
+                                      sequence=sequence)
+
+
+def test_a_repeated_report_refreshes_liveness_without_a_rewrite():
+    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    cache.apply_report(_report(_node_with(1)), persisted=True)
+    row = cache.table.row_by_uuid[factories.host_uuid("h1")]
+    capabilities = cache.table.capabilities[row]
+    later = _report(_node_with(2), received_at=helpers.NOW + 30)
+    assert cache.refresh_liveness(later) is True
+    assert cache.table.report_sequence[row] == 2
+    assert cache.table.last_seen[row] == helpers.NOW + 30
+    # the row was not written again (the same objects are held)
+    assert cache.table.capabilities[row] is capabilities
+    # not newer: refused, nothing changes
+    assert cache.refresh_liveness(_report(_node_with(2))) is False
+    assert cache.table.last_seen[row] == helpers.NOW + 30
+
+
+def test_liveness_only_is_refused_when_the_content_differs():
+    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    cache.apply_report(_report(_node_with(1)), persisted=True)
+    assert cache.refresh_liveness(
+        _report(_node_with(2, memory_mb=8192))) is None
+    assert cache.refresh_liveness(_report(_node_with(2, memory_mb=1))) is (
+        None)
+
+
+def test_content_cached_but_not_stored_is_never_kept_by_liveness():
+    # 4 GiB stored; 8 GiB cached while the database was out; then the agent
+    # says 4 GiB again: the row must go back to 4 GiB, not keep 8
+    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    cache.apply_report(_report(_node_with(1)), persisted=True)
+    cache.apply_report(_report(_node_with(2, memory_mb=8192)),
+                       persisted=False)
+    again = _report(_node_with(3))
+    assert cache.needs_persisting(again, interval=3600)
+    assert cache.refresh_liveness(again) is None
+    assert cache.apply_report(again) is True
+    assert _resources(_state(cache, "h1"))["MEMORY_MB"].total == 4096
