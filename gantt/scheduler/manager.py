@@ -39,6 +39,7 @@ from gantt.scheduler import filters as filters_base
 from gantt.scheduler import host_cache
 from gantt.scheduler import host_view
 from gantt.scheduler import plugins
+from gantt.scheduler import report_rules
 from gantt.scheduler import request as request_mod
 from gantt.scheduler import selections
 from gantt.scheduler import tree_source
@@ -175,7 +176,7 @@ class SchedulerManager:
 
         :returns: (applied to the cache, SaveResult or None)
         """
-        _validate_node(node)
+        report_rules.validate_node(node)
         report = host_cache.HostReport.from_compute_node(
             node, received_at=self.cache.now())
         saved = None
@@ -232,7 +233,7 @@ class SchedulerManager:
         :raises: InvalidRequest
         """
         provider = report.provider
-        _validate_provider(provider)
+        report_rules.validate_provider(provider)
         saved = db_providers.save_provider(self.db, report,
                                            timeutils.utcnow())
         for uuid, refused in saved.refused.items():
@@ -1038,93 +1039,6 @@ def _group_claim(request):
         return None
     return db_allocations.GroupClaim(group.uuid, group.policy,
                                      group.max_per_host)
-
-
-#: longest value the database stores for each string field of a report
-_MAX_LENGTH = {"host": 255, "nodename": 200, "availability_zone": 255}
-
-
-def _validate_node(node):
-    """Reject a report that would corrupt the model, naming the bad value."""
-    _validate_identity(node)
-    _validate_inventories(node)
-    for trait in node.traits:
-        request_mod.validate_trait(trait)
-    _validate_children(node)
-
-
-def _validate_identity(node):
-    for field in ("uuid", "host", "nodename", "report_sequence"):
-        if not node.obj_attr_is_set(field):
-            raise exception.InvalidRequest(
-                reason="ComputeNode.%s is required" % field)
-    for field, limit in _MAX_LENGTH.items():
-        value = getattr(node, field)
-        if value is not None and not 0 < len(value) <= limit:
-            raise exception.InvalidRequest(
-                reason="ComputeNode.%s must be 1 to %d characters"
-                       % (field, limit))
-    for agg in node.aggregates:
-        if not uuidutils.is_uuid_like(agg):
-            raise exception.InvalidRequest(
-                reason="aggregate %r is not a uuid" % (agg,))
-
-
-def _validate_inventories(node):
-    seen = set()
-    for inv in node.inventories:
-        rc = request_mod.validate_resource_class(inv.resource_class)
-        if rc in seen:
-            raise exception.InvalidRequest(
-                reason="resource class %s reported twice" % rc)
-        seen.add(rc)
-        if inv.reserved > inv.total:
-            raise exception.InvalidRequest(
-                reason="%s: reserved %d exceeds total %d"
-                       % (rc, inv.reserved, inv.total))
-        if not 1 <= inv.min_unit <= inv.max_unit or inv.step_size < 1:
-            raise exception.InvalidRequest(
-                reason="%s: need 1 <= min_unit <= max_unit and step_size "
-                       ">= 1" % rc)
-        if inv.allocation_ratio <= 0:
-            raise exception.InvalidRequest(
-                reason="%s: allocation_ratio must be positive" % rc)
-
-
-def _validate_provider(provider, parents=None):
-    """A provider of a report (child or standalone), checked like a node."""
-    for field in ("uuid", "name"):
-        if not provider.obj_attr_is_set(field):
-            raise exception.InvalidRequest(
-                reason="ResourceProvider.%s is required" % field)
-    if not 0 < len(provider.name) <= _MAX_LENGTH["nodename"]:
-        raise exception.InvalidRequest(
-            reason="ResourceProvider.name must be 1 to %d characters"
-                   % _MAX_LENGTH["nodename"])
-    if parents is not None and provider.parent_provider_uuid not in parents:
-        raise exception.InvalidRequest(
-            reason="provider %s names parent %s, which is not reported "
-                   "before it in the same tree"
-                   % (provider.uuid, provider.parent_provider_uuid))
-    for agg in provider.aggregates:
-        if not uuidutils.is_uuid_like(agg):
-            raise exception.InvalidRequest(
-                reason="aggregate %r is not a uuid" % (agg,))
-    _validate_inventories(provider)
-    for trait in provider.traits:
-        request_mod.validate_trait(trait)
-
-
-def _validate_children(node):
-    """The tree under a node: known parents, no repeats, valid content."""
-    parents = {node.uuid}
-    for child in node.child_providers:
-        if child.uuid in parents:
-            raise exception.InvalidRequest(
-                reason="provider %s appears twice in the tree of %s"
-                       % (child.uuid, node.host))
-        _validate_provider(child, parents)
-        parents.add(child.uuid)
 
 
 def _report_result(uuid, applied, saved):

@@ -26,8 +26,8 @@ messaging threads also need; here a report costs a fraction of that:
   serializer writes (the types each field holds, the object versions this
   code knows, no NUMA cells, PCI pools or child providers) becomes a
   ``HostReport`` directly, checked against the same rules as
-  ``manager._validate_node``. Anything else takes the object path
-  (oslo.versionedobjects, ``_validate_node``, ``from_compute_node``), so a
+  ``report_rules.validate_node``. Anything else takes the object path
+  (oslo.versionedobjects, ``validate_node``, ``from_compute_node``), so a
   report the fast path cannot vouch for is judged exactly as before.
 * **Coalescing.** Reports wait in ``pending``, one per host; a newer one
   replaces an unapplied older one (counted in ``reports_stale``). Stats
@@ -60,7 +60,7 @@ from gantt import exception
 from gantt.objects import base as objects_base
 from gantt.objects import compute_node as cn_obj
 from gantt.scheduler import host_cache
-from gantt.scheduler import manager as manager_mod
+from gantt.scheduler import report_rules
 from gantt.scheduler import request as request_mod
 
 LOG = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ _INVENTORY_DEFAULTS = (("reserved", 0), ("min_unit", 1),
                        ("max_unit", 2147483647), ("step_size", 1))
 _UPDATED_AT = cn_obj.ComputeNode.fields["updated_at"]
 #: longest value the database stores for each string field of a report
-_MAX_LENGTH = manager_mod._MAX_LENGTH
+_MAX_LENGTH = report_rules.MAX_LENGTH
 _STR = frozenset([str])
 #: traits and aggregate uuids already found valid (a bounded memo: the
 #: same few hundred of each come in every report)
@@ -130,7 +130,7 @@ def build_report(primitive, received_at):
     """A validated HostReport from a ComputeNode primitive.
 
     Equal to ``HostReport.from_compute_node`` of the deserialized object,
-    after ``_validate_node``: the fast path when the primitive is
+    after ``validate_node``: the fast path when the primitive is
     canonical, the object path otherwise.
 
     :returns: (HostReport, the ComputeNode object or None if none was made)
@@ -142,7 +142,7 @@ def build_report(primitive, received_at):
         pass
     node = deserialize(primitive)
     try:
-        manager_mod._validate_node(node)
+        report_rules.validate_node(node)
         report = host_cache.HostReport.from_compute_node(node, received_at)
     except (ovo_exc.VersionedObjectsException, ValueError, TypeError,
             KeyError, AttributeError) as exc:
@@ -180,7 +180,7 @@ def fast_report(primitive, received_at):
     """A HostReport straight from a canonical primitive (see the module).
 
     :raises: _ObjectPath when the primitive is not canonical;
-        InvalidRequest when it is but breaks a rule of ``_validate_node``
+        InvalidRequest when it is but breaks a rule of ``validate_node``
     """
     if peek(primitive) is None:
         raise _ObjectPath()

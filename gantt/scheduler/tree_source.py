@@ -76,11 +76,7 @@ class HostProviders:
     # -- plain hosts ----------------------------------------------------------
 
     def _aggregates(self, row):
-        t = self._view.table
-        width = min(len(t.aggregates_index), t.aggregates.shape[1])
-        names = t.aggregates_index.names
-        return frozenset(names[c] for c in np.flatnonzero(
-            t.aggregates[row, :width]))
+        return self._view.table.aggregates.members(row)
 
     def _plain(self, row):
         t = self._view.table
