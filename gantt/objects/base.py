@@ -48,6 +48,19 @@ class GanttObject(ovo_base.VersionedObject,
             primitive["gantt_object.changes"] = changes
         return primitive
 
+    @classmethod
+    def trusted(cls, **values):
+        """An object of values the caller already holds in each field's
+        own type (the scheduler's data, never the wire's), set without
+        ovo's per-field coercion: building a reply of 300 Selections spent
+        20 ms there. The result is the same object (a test compares their
+        primitives); anything from outside must use the constructor."""
+        obj = cls()
+        for name, value in values.items():
+            setattr(obj, "_obj_" + name, value)
+        obj._changed_fields.update(values)
+        return obj
+
     def obj_what_changed(self):
         changes = {f for f in self._changed_fields if f in self.fields}
         for name in self.fields:

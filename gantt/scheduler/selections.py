@@ -4,20 +4,27 @@ import numpy as np
 
 from gantt.objects import selection as selection_obj
 
+# NOTE: every value below is the scheduler's own (uuids and names from the
+# host table, amounts from a validated request), so the objects are built
+# with GanttObject.trusted, without ovo's coercion of each field
+
+
+def _item(provider_uuid, resources):
+    return selection_obj.AllocationItem.trusted(
+        resource_provider_uuid=provider_uuid,
+        resources={rc: int(n) for rc, n in resources.items()})
+
 
 def allocation_request(provider_uuid, resources):
     """Everything from one provider (single-provider hosts)."""
-    return selection_obj.AllocationRequest(allocations=[
-        selection_obj.AllocationItem(resource_provider_uuid=provider_uuid,
-                                     resources=dict(resources))])
+    return selection_obj.AllocationRequest.trusted(
+        allocations=[_item(provider_uuid, resources)])
 
 
 def tree_allocation_request(allocations):
     """``{provider uuid: {class: amount}}`` as an AllocationRequest."""
-    return selection_obj.AllocationRequest(allocations=[
-        selection_obj.AllocationItem(resource_provider_uuid=uuid,
-                                     resources=dict(amounts))
-        for uuid, amounts in sorted(allocations.items())])
+    return selection_obj.AllocationRequest.trusted(allocations=[
+        _item(uuid, amounts) for uuid, amounts in sorted(allocations.items())])
 
 
 def build(view, row, consumer_uuid, resources, weight, claimed,
@@ -32,14 +39,14 @@ def build(view, row, consumer_uuid, resources, weight, claimed,
         col = view.rc_column(rc)
         if col is not None:
             limits[rc] = int(view.capacity(col)[row])
-    return selection_obj.Selection(
-        service_host=view.hosts[row], nodename=view.nodenames[row],
-        compute_node_uuid=view.uuids[row], cell_uuid=view.cell_uuid(row),
-        weight=float(weight), limits=limits,
+    return selection_obj.Selection.trusted(
+        service_host=str(view.hosts[row]), nodename=str(view.nodenames[row]),
+        compute_node_uuid=str(view.uuids[row]),
+        cell_uuid=view.cell_uuid(row), weight=float(weight), limits=limits,
         allocation_request=(
             tree_allocation_request(allocations) if allocations is not None
             else allocation_request(view.uuids[row], resources)),
-        consumer_uuid=consumer_uuid, claimed=claimed)
+        consumer_uuid=str(consumer_uuid), claimed=bool(claimed))
 
 
 def alternates(view, rows, weights, claimed_row, count):
