@@ -321,9 +321,17 @@ def _progress(tally, total, started, stop):
         print()
 
 
-def _wait_for_hosts(client, expected, timeout=60):
+def _wait_for_hosts(client, agents, expected, timeout=60, recast=3.0):
+    """Until the scheduler knows every host; the agents report again every
+    ``recast`` seconds meanwhile: casts sent before a worker has bound its
+    stats queue are lost (a cast has no reply to wait for), as they would
+    be for real agents, which also just report again."""
     deadline = time.monotonic() + timeout
+    next_cast = time.monotonic() + recast
     while time.monotonic() < deadline:
+        if time.monotonic() >= next_cast:
+            agents.report_all()
+            next_cast = time.monotonic() + recast
         try:
             states = client.get_host_states(None)
         except Exception:
@@ -463,7 +471,7 @@ def _run(args, rng, daemon, topic, db_url):
         print("gantt-scheduler exited early; see %s" % daemon.log_file)
         return False
     agents.report_all()
-    _wait_for_hosts(client, args.hosts)
+    _wait_for_hosts(client, agents, args.hosts)
     print("  %d agents reported in %.1f s" % (args.hosts,
                                               time.monotonic() - started))
     threading.Thread(target=agents.run, daemon=True).start()
