@@ -5,6 +5,10 @@ nobody will release. Agents that report ``instance_uuids`` say what really
 runs on their host, so an allocation is an orphan when the host it is on
 reported, more than ``grace`` seconds after the claim, without listing the
 consumer. Hosts whose agent does not report instances are never judged.
+
+A move's source is held by its migration consumer while the source host
+still runs (and lists) the instance: an active move counts as listed when
+its instance is.
 """
 
 import collections
@@ -21,6 +25,7 @@ RP = models.ResourceProvider.__table__
 ALLOC = models.Allocation.__table__
 CONSUMERS = models.Consumer.__table__
 REPORTS = models.HostReport.__table__
+MOVES = models.Move.__table__
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,18 +49,24 @@ def find_orphans(db, grace_seconds):
                   ALLOC.c.used, REPORTS.c.host, REPORTS.c.instance_uuids,
                   REPORTS.c.received_at,
                   sa.func.coalesce(CONSUMERS.c.updated_at,
-                                   CONSUMERS.c.created_at).label("claimed"))
+                                   CONSUMERS.c.created_at).label("claimed"),
+                  MOVES.c.instance_uuid.label("moving"))
         .join(RP, RP.c.id == ALLOC.c.resource_provider_id)
         .join(REPORTS,
               REPORTS.c.resource_provider_id == RP.c.root_provider_id)
         .join(CONSUMERS, CONSUMERS.c.uuid == ALLOC.c.consumer_uuid)
+        .outerjoin(MOVES, sa.and_(
+            MOVES.c.migration_uuid == ALLOC.c.consumer_uuid,
+            MOVES.c.state == "active"))
         .where(REPORTS.c.instance_uuids.is_not(None)))
     found = collections.OrderedDict()
     with db.begin() as conn:
         for row in conn.execute(query):
             if row.received_at - row.claimed < grace:
                 continue
-            if row.consumer_uuid in json.loads(row.instance_uuids):
+            listed = json.loads(row.instance_uuids)
+            if row.consumer_uuid in listed or (
+                    row.moving is not None and row.moving in listed):
                 continue
             key = (row.consumer_uuid, row.host)
             entry = found.setdefault(key, {

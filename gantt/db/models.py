@@ -201,3 +201,25 @@ class AggregateMetadata(Base):
         primary_key=True)
     key = sa.Column(sa.String(255), primary_key=True)
     value = sa.Column(sa.String(255), nullable=False)
+
+
+class Move(Base):
+    """A move's migration consumer and the instance it holds the source
+    for (Nova's migration record, as far as claims need it).
+
+    ``state`` is "active" from the hand-over in ``move_claim`` until
+    ``confirm_move`` or ``revert_move`` makes it "confirmed" or
+    "reverted". A finished row stays: a ``move_claim`` naming it again (a
+    duplicate delivered late) is refused instead of handing the instance's
+    new allocations to the migration a second time. The orphan audit
+    reads active rows: the source host lists the instance, not the
+    migration.
+    """
+
+    __tablename__ = "moves"
+
+    migration_uuid = sa.Column(sa.String(36), primary_key=True)
+    instance_uuid = sa.Column(sa.String(36), nullable=True)
+    state = sa.Column(sa.String(16), nullable=False)
+    created_at = sa.Column(sa.DateTime, nullable=False)
+    updated_at = sa.Column(sa.DateTime, nullable=True)

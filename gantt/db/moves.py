@@ -18,10 +18,19 @@ so two of them on the same instance or migration never both commit; the
 loser raises ClaimConflict and changed nothing. Providers whose usage
 grows are compared-and-swapped as in a claim; those whose usage only
 shrinks are bumped unconditionally, as ``allocations.release`` does.
+
+The hand-over writes a ``moves`` row (migration, instance, "active");
+confirm and revert mark it "confirmed" or "reverted" and keep it.
+``move_claim`` naming a finished migration again, a duplicate that arrives
+late, is refused: accepting it would hand the instance's destination to
+the finished migration and claim another destination, counting the
+instance twice until a second confirm that nobody sends. Two hand-overs
+to one migration cannot both commit: the row's primary key lets one in.
 """
 
 import collections
 
+from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
@@ -32,6 +41,8 @@ from gantt.db import models
 RP = models.ResourceProvider.__table__
 ALLOC = models.Allocation.__table__
 CONSUMERS = models.Consumer.__table__
+MOVES = models.Move.__table__
+ACTIVE = "active"
 
 
 def move_claim(conn, instance_uuid, migration_uuid, allocations, *,
@@ -53,9 +64,36 @@ def move_claim(conn, instance_uuid, migration_uuid, allocations, *,
         raise exception.InvalidRequest(
             reason="the migration consumer %s must differ from the "
                    "instance" % migration_uuid)
+    outcome = finished_outcome(conn, migration_uuid)
+    if outcome is not None:
+        raise exception.InvalidRequest(
+            reason="migration %s was %s already; a new move needs a new "
+                   "migration uuid" % (migration_uuid, outcome))
+
+    def handed_over(conn, now):
+        # the check above read before this transaction's writes: a confirm
+        # or revert that committed since, and freed the migration, shows
+        # here as the row that already exists. A savepoint keeps the
+        # transaction usable (PostgreSQL aborts it on a unique violation)
+        # so that the refusal can name the outcome.
+        try:
+            with conn.begin_nested():
+                conn.execute(MOVES.insert().values(
+                    migration_uuid=migration_uuid,
+                    instance_uuid=instance_uuid, state=ACTIVE,
+                    created_at=now))
+        except db_exc.DBDuplicateEntry:
+            raise exception.InvalidRequest(
+                reason="migration %s was %s already; a new move needs a "
+                       "new migration uuid" % (
+                           migration_uuid,
+                           finished_outcome(conn, migration_uuid)
+                           or "finished")) from None
+
     return alloc_db._claim(conn, instance_uuid, allocations,
                            project_id=project_id, user_id=user_id,
-                           group=group, migration_uuid=migration_uuid)
+                           group=group, migration_uuid=migration_uuid,
+                           handed_over=handed_over)
 
 
 def confirm_move(conn, migration_uuid):
@@ -74,6 +112,7 @@ def confirm_move(conn, migration_uuid):
     _delete_consumer(conn, migration_uuid, seen)
     conn.execute(ALLOC.delete().where(
         ALLOC.c.consumer_uuid == migration_uuid))
+    _remember(conn, migration_uuid, "confirmed")
     return _states(conn, source)
 
 
@@ -107,7 +146,29 @@ def revert_move(conn, instance_uuid, migration_uuid):
     conn.execute(ALLOC.update().where(
         ALLOC.c.consumer_uuid == migration_uuid).values(
         consumer_uuid=instance_uuid))
+    _remember(conn, migration_uuid, "reverted", instance_uuid)
     return _states(conn, destination)
+
+
+def finished_outcome(conn, migration_uuid):
+    """"confirmed" or "reverted" for a finished migration, else None."""
+    state = conn.execute(sa.select(MOVES.c.state).where(
+        MOVES.c.migration_uuid == migration_uuid)).scalar()
+    return None if state == ACTIVE else state
+
+
+def _remember(conn, migration_uuid, outcome, instance_uuid=None):
+    """Mark the move finished; a move handed over before the upgrade that
+    added ``moves`` gets its row now (confirm does not know its
+    instance)."""
+    now = timeutils.utcnow()
+    marked = conn.execute(MOVES.update().where(
+        MOVES.c.migration_uuid == migration_uuid).values(
+        state=outcome, updated_at=now)).rowcount
+    if not marked:
+        conn.execute(MOVES.insert().values(
+            migration_uuid=migration_uuid, instance_uuid=instance_uuid,
+            state=outcome, created_at=now, updated_at=now))
 
 
 def _bump_providers(conn, held):

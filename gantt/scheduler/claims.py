@@ -155,6 +155,12 @@ class Claimer:
         with self.db.begin() as conn:
             return allocations.consumer_allocations(conn, consumer_uuid)
 
+    def finished_move(self, migration_uuid):
+        """"confirmed" or "reverted" if that migration finished, else
+        None."""
+        with self.db.begin() as conn:
+            return moves.finished_outcome(conn, migration_uuid)
+
     def allocations_of(self, consumer_uuids):
         """``{consumer: {provider uuid: {class: amount}}}`` of those that
         hold any allocation (one query)."""

@@ -920,6 +920,13 @@ class SchedulerManager:
         if instance_uuid == migration_uuid:
             raise exception.InvalidRequest(
                 reason="the migration uuid must differ from the instance's")
+        finished = self.claimer.finished_move(migration_uuid)
+        if finished is not None:
+            # a duplicate delivered after the move ended (the claim
+            # transaction checks again; this saves choosing for nothing)
+            raise exception.InvalidRequest(
+                reason="migration %s was %s already; a new move needs a "
+                       "new migration uuid" % (migration_uuid, finished))
         request = request_mod.from_spec(spec, [instance_uuid], self.lookup)
         view = self._view()
         held = {}

@@ -240,6 +240,11 @@ def test_migrate_confirm_and_resize_revert(daemon):
     held = invariants.allocations(daemon.database)
     assert migration not in held
     assert {rp for rp, _ in held[instance]} == {_uuid(other)}
+    # the move_claim delivered late, after the confirm: refused, typed,
+    # and nothing is handed to the finished migration
+    with pytest.raises(exception.InvalidRequest, match="confirmed already"):
+        daemon.client.move_claim(None, spec, instance, migration)
+    assert invariants.allocations(daemon.database) == held
 
     # resize up on the same host: room for old (2) and new (2 more) VCPUs
     bigger = f.flavor(vcpus=2, memory_mb=2048, root_gb=10)

@@ -40,6 +40,30 @@ def test_a_claim_within_the_grace_period_is_not_an_orphan(manager):
     assert audit.find_orphans(manager.db, grace_seconds=3600) == []
 
 
+def test_a_move_source_is_judged_by_its_instance(manager):
+    # during a move the source host still runs (and lists) the instance
+    # while the migration consumer holds its allocations
+    _report(manager, "src", [])
+    _report(manager, "dst", [])
+    [instance] = _claim(manager, "src")
+    [lost] = _claim(manager, "src")
+    migration = factories.uuids(1)[0]
+    manager.move_claim(factories.request(force_hosts=["dst"]), instance,
+                       migration)
+    _report(manager, "src", [instance])
+    _report(manager, "dst", [instance])
+    orphans = audit.find_orphans(manager.db, grace_seconds=0)
+    assert [o.consumer_uuid for o in orphans] == [lost]
+    # once the instance is gone from the source, the source is an orphan
+    _report(manager, "src", [])
+    orphans = audit.find_orphans(manager.db, grace_seconds=0)
+    assert {o.consumer_uuid for o in orphans} == {lost, migration}
+    # a confirmed move's row no longer covers anything
+    manager.confirm_move(migration)
+    assert audit.find_orphans(manager.db, grace_seconds=0)[0].consumer_uuid \
+        == lost
+
+
 def test_audit_reports_then_deletes_only_when_asked(manager, conf, capsys):
     # an unchanged report is stored only every report_persist_interval; the
     # audit judges by the stored report time, so store every report here

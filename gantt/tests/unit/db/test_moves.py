@@ -201,7 +201,9 @@ def test_a_second_move_claim_replaces_only_the_destination(db):
                                H3: (first[H3] + 1, {"VCPU": 1})}
     assert (held(db, VM1), held(db, MIG)) == ({H3: {"VCPU": 1}},
                                               {H1: SOURCE})
-    assert tuple(consumer_row(db, MIG)) == migration
+    # each retry compared-and-swapped the migration (the move must still
+    # be going on), nothing else about it changed
+    assert tuple(consumer_row(db, MIG)) == (migration[0] + 2,) + migration[1:]
     assert generations(db)[H1] == first[H1]
     assert usage(db) == {H1: SOURCE, H2: {}, H3: {"VCPU": 1}}
 
@@ -219,6 +221,50 @@ def test_the_migration_must_be_another_consumer(db):
     with pytest.raises(exception.InvalidRequest, match=VM1):
         move_claim(db, {H2: DEST}, migration=VM1)
     assert held(db, VM1) == {H1: SOURCE}
+
+
+def move_row(db, migration=MIG):
+    with db.begin() as conn:
+        return conn.execute(sa.select(
+            moves.MOVES.c.instance_uuid, moves.MOVES.c.state).where(
+            moves.MOVES.c.migration_uuid == migration)).first()
+
+
+@pytest.mark.parametrize("finish, outcome", [(confirm, "confirmed"),
+                                              (revert, "reverted")])
+def test_a_move_is_recorded_until_it_finishes(db, finish, outcome):
+    claim(db, VM1, {H1: SOURCE})
+    move_claim(db, {H2: DEST})
+    assert tuple(move_row(db)) == (VM1, "active")
+    move_claim(db, {H3: DEST})               # a retry: still one row
+    assert tuple(move_row(db)) == (VM1, "active")
+    finish(db)
+    assert tuple(move_row(db)) == (VM1, outcome)
+    # an instance that held nothing was not moved: no row
+    move_claim(db, {H2: {"VCPU": 1}}, instance=VM2, migration=VM3)
+    assert move_row(db, VM3) is None
+
+
+@pytest.mark.parametrize("finish, outcome", [(confirm, "confirmed"),
+                                              (revert, "reverted")])
+def test_a_late_move_claim_for_a_finished_move_is_refused(db, finish,
+                                                          outcome):
+    # a duplicate move_claim delivered after the move finished must not
+    # hand the instance's allocations to the finished migration again
+    claim(db, VM1, {H1: SOURCE})
+    move_claim(db, {H2: DEST})
+    finish(db)
+    rows = everything(db)
+    with pytest.raises(exception.InvalidRequest,
+                       match="%s was %s already" % (MIG, outcome)):
+        move_claim(db, {H3: DEST})
+    assert everything(db) == rows
+    assert held(db, MIG) == {}
+    # the instance moves again under a new migration uuid
+    other = "88888888-8888-4888-8888-888888888888"
+    source = held(db, VM1)
+    move_claim(db, {H3: DEST}, migration=other)
+    assert (held(db, VM1), held(db, other)) == ({H3: DEST}, source)
 
 
 def test_a_moving_member_keeps_its_group_policy(db):
@@ -337,9 +383,37 @@ def test_racing_moves_leave_one_state_never_a_mix(sdb, monkeypatch,
     assert invariants.check(sdb).violations() == {}
 
 
+@pytest.mark.parametrize("finish, outcome", [(confirm, "confirmed"),
+                                              (revert, "reverted")])
+def test_a_late_move_claim_racing_the_finish_is_refused(sdb, monkeypatch,
+                                                        finish, outcome):
+    """The duplicate passes the "finished already?" check, then the move
+    finishes and frees the migration before the duplicate reads who holds
+    what: it must still be refused, and change nothing."""
+    _after_move(sdb)
+    paused = Paused(monkeypatch, allocations, "_consumer_generation").start(
+        lambda: move_claim(sdb, {H3: {"VCPU": 1}}))
+    finish(sdb)
+    rows = everything(sdb)
+    error = paused.finish().get("error")
+    # PostgreSQL (read committed) sees the finish and is refused by the
+    # moves row; MariaDB's snapshot predates it and loses the consumer's
+    # compare-and-swap instead (its retry meets the early check)
+    assert isinstance(error, (exception.InvalidRequest,
+                              exception.ClaimConflict)), error
+    if isinstance(error, exception.InvalidRequest):
+        assert "%s was %s already" % (MIG, outcome) in str(error)
+    assert everything(sdb) == rows
+    assert tuple(move_row(sdb)) == (VM1, outcome)
+    assert invariants.check(sdb).violations() == {}
+
+
 STORM_VMS = ["%08d-0000-4000-8000-%012d" % (i, i) for i in range(12)]
-STORM_MIGRATION = {vm: vm[:-12] + "%012d" % (int(vm[:8]) + 500)
-                   for vm in STORM_VMS}
+# three migrations per instance: a finished migration cannot be moved
+# again (a late duplicate is refused), so later moves take the next one
+STORM_MIGRATIONS = {vm: [vm[:-12] + "%012d" % (int(vm[:8]) + 500 * k)
+                         for k in (1, 2, 3)]
+                    for vm in STORM_VMS}
 
 
 def _attempt(db, work):
@@ -351,6 +425,10 @@ def _attempt(db, work):
                 return work(conn)
         except (exception.ClaimConflict, exception.CapacityExceeded):
             return None
+        except exception.InvalidRequest as exc:
+            if "already" not in str(exc):    # a finished migration
+                raise
+            return None
         except Exception as exc:
             if not db_api.is_conflict(exc):
                 raise
@@ -360,7 +438,7 @@ def _attempt(db, work):
 def _storm_op(rng):
     """One random operation as ``work(conn)``."""
     vm = rng.choice(STORM_VMS)
-    mig = STORM_MIGRATION[vm]
+    mig = rng.choice(STORM_MIGRATIONS[vm])
     target = {rng.choice((H1, H2, H3)): {"VCPU": rng.choice((1, 2, 3))}}
     return rng.choice((
         lambda conn: allocations.claim(conn, vm, target),
@@ -400,12 +478,14 @@ def test_a_storm_of_claims_and_moves_never_overcommits(sdb):
     assert invariants.check(sdb).violations() == {}
     with sdb.begin() as conn:
         holders = allocations.allocations_of(
-            conn, STORM_VMS + list(STORM_MIGRATION.values()))
+            conn, STORM_VMS + [m for ms in STORM_MIGRATIONS.values()
+                               for m in ms])
     assert holders, "the storm placed nothing"
     for vm in STORM_VMS:
-        if STORM_MIGRATION[vm] in holders:
-            assert vm in holders
-            assert len(holders[STORM_MIGRATION[vm]]) == 1
+        for mig in STORM_MIGRATIONS[vm]:
+            if mig in holders:
+                assert vm in holders
+                assert len(holders[mig]) == 1
     sums = {H1: 0, H2: 0, H3: 0}
     for consumer in holders.values():
         for uuid, amounts in consumer.items():
