@@ -38,6 +38,7 @@ from gantt.scheduler import explain as explain_mod
 from gantt.scheduler import filters as filters_base
 from gantt.scheduler import host_cache
 from gantt.scheduler import host_view
+from gantt.scheduler import misfits
 from gantt.scheduler import plugins
 from gantt.scheduler import report_rules
 from gantt.scheduler import request as request_mod
@@ -118,6 +119,7 @@ class SchedulerManager:
         self.weighers = weighers_base.WeigherRunner(plugins.load(
             plugins.WEIGHERS, conf.filter_scheduler.enabled_weighers, conf))
         self.claimer = claims.Claimer(db)
+        self.misfits = misfits.MisfitMemo()
         self.lookup = claims.DatabaseLookup(db)
         self.counters = Counters()
         self.ready = threading.Event()
@@ -600,10 +602,8 @@ class SchedulerManager:
         trees = view.tree_rows()
         if not trees[row]:
             return row, weight, {view.uuids[row]: request.resources}
-        source = tree_source.HostProviders(view)
-        query = _candidate_query(request)
-        found = allocation_candidates.first_candidate(
-            source, query, view.uuids[row])
+        solve = self._tree_solver(view, request)
+        found = solve(row)
         if found is not None:
             return row, weight, found.allocations
         unfit[row] = True
@@ -615,12 +615,33 @@ class SchedulerManager:
             if not trees[other]:
                 return other, float(totals[i]), {
                     view.uuids[other]: request.resources}
-            found = allocation_candidates.first_candidate(
-                source, query, view.uuids[other])
+            found = solve(other)
             if found is not None:
                 return other, float(totals[i]), found.allocations
             unfit[other] = True
         return None, None, None
+
+    def _tree_solver(self, view, request):
+        """``solve(row)``: the first candidate on that row's tree, or None;
+        trees that had none for this request shape and have not changed
+        since are not solved again (see :mod:`misfits`)."""
+        source = tree_source.HostProviders(view)
+        query = _candidate_query(request)
+        shape = misfits.shape_of(query)
+        index, membership = view.table.providers, view.table.aggregates
+        memo = self.misfits
+
+        def solve(row):
+            root = view.uuids[row]
+            now = misfits.inputs(index, membership, source, root)
+            if memo.known_unfit(shape, root, now):
+                return None
+            found = allocation_candidates.first_candidate(
+                source, query, root)
+            if found is None:
+                memo.remember(shape, root, now)
+            return found
+        return solve
 
     def _weigh_again(self, view, request, cands):
         """Every host that passes the filters now, weighed."""
@@ -658,14 +679,13 @@ class SchedulerManager:
         # a little further down the list for those
         wanted = count * 3 if trees[rows].any() else count
         result = []
-        source = None
+        solve = None
         for alt, alt_weight in selections.alternates(view, rows, totals,
                                                      row, wanted):
             alt_allocation = None
             if trees[alt]:
-                source = source or tree_source.HostProviders(view)
-                found = allocation_candidates.first_candidate(
-                    source, _candidate_query(request), view.uuids[alt])
+                solve = solve or self._tree_solver(view, request)
+                found = solve(alt)
                 if found is None:
                     continue
                 alt_allocation = found.allocations

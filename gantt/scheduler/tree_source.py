@@ -29,6 +29,8 @@ class HostProviders:
         # root -> its providers: the solver asks for a tree, then for the
         # sharing providers of that tree (which needs the tree again)
         self._trees = {}
+        self._sharing_for = {}    # root -> the sharing providers serving it
+        self._by_aggregate = None
 
     def get(self, uuid):
         node = self._index.get(uuid)
@@ -59,11 +61,30 @@ class HostProviders:
         return (self._plain(row),)
 
     def sharing_for(self, root_uuid):
-        aggregates = frozenset().union(
-            *(p.aggregates for p in self.tree(root_uuid)))
-        return tuple(p for p in self._sharing
-                     if p.root_uuid != root_uuid and p.aggregates
-                     & aggregates)
+        found = self._sharing_for.get(root_uuid)
+        if found is None:
+            by_aggregate = self._sharing_by_aggregate()
+            hits = set()
+            for p in self.tree(root_uuid):
+                for aggregate in p.aggregates:
+                    hits.update(by_aggregate.get(aggregate, ()))
+            # in the order of the view's sharing providers, as before
+            found = self._sharing_for[root_uuid] = tuple(
+                self._sharing[i] for i in sorted(hits)
+                if self._sharing[i].root_uuid != root_uuid)
+        return found
+
+    def _sharing_by_aggregate(self):
+        """aggregate -> positions in ``_sharing`` of the providers in it
+        (built once per view: a tree has few aggregates, a cloud may have
+        hundreds of pools)."""
+        if self._by_aggregate is None:
+            by_aggregate = {}
+            for i, p in enumerate(self._sharing):
+                for aggregate in p.aggregates:
+                    by_aggregate.setdefault(aggregate, []).append(i)
+            self._by_aggregate = by_aggregate
+        return self._by_aggregate
 
     def roots(self):
         return list(self._view.uuids) + [

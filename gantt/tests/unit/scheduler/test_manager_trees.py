@@ -101,14 +101,32 @@ def test_standalone_provider_report_is_sequence_guarded(manager):
     assert isinstance(stale, provider.ReportResult)
 
 
-def test_a_misfit_tree_gives_way_to_the_next_best(manager, monkeypatch):
-    # the biggest host (weighed first) has no PF on PHYSNET_A; of the ten
-    # smaller ones, only the solver can tell which fit
+def _big_misfit_and_smalls(manager, smalls):
+    """The biggest host, weighed first, has PFs on PHYSNET_B only; the
+    small ones have one PF on each physnet."""
     manager.report_resource_stats(trees.tree_node(
         "big", physnets=("CUSTOM_PHYSNET_B", "CUSTOM_PHYSNET_B"),
         mem_per_cell=262144))
-    for i in range(10):
+    for i in range(smalls):
         manager.report_resource_stats(trees.tree_node("small%d" % i))
+
+
+def test_a_misfit_tree_gives_way_to_the_next_best(manager, monkeypatch):
+    # the biggest host (weighed first) has no PF on PHYSNET_A; of the ten
+    # smaller ones, only the solver can tell which fit
+    _big_misfit_and_smalls(manager, 10)
+    calls = _counting_solver(monkeypatch)
+    sels = manager.select_destinations(
+        trees._vm_with_vf("CUSTOM_PHYSNET_A"), [str(uuid.uuid4())])[0]
+    assert sels[0].service_host.startswith("small")
+    # the misfit and the next best: not every tree of the fleet
+    assert calls[:2] == [f.host_uuid("big"),
+                         f.host_uuid(sels[0].service_host)]
+    # alternates need two more (the misfit is known now): 4 of 11 trees
+    assert len(calls) <= 4
+
+
+def _counting_solver(monkeypatch):
     from gantt.scheduler import allocation_candidates as ac
     calls = []
     real = ac.first_candidate
@@ -118,14 +136,51 @@ def test_a_misfit_tree_gives_way_to_the_next_best(manager, monkeypatch):
         return real(source, query, root)
 
     monkeypatch.setattr(ac, "first_candidate", counting)
-    sels = manager.select_destinations(
-        trees._vm_with_vf("CUSTOM_PHYSNET_A"), [str(uuid.uuid4())])[0]
-    assert sels[0].service_host.startswith("small")
-    # the misfit and the next best: not every tree of the fleet
-    assert calls[:2] == [f.host_uuid("big"),
-                         f.host_uuid(sels[0].service_host)]
-    # alternates solve the misfit again and two more: 5 of 11 trees
-    assert len(calls) <= 5
+    return calls
+
+
+def test_a_misfit_tree_is_solved_again_only_once_it_changed(manager,
+                                                            monkeypatch):
+    big = f.host_uuid("big")
+    _big_misfit_and_smalls(manager, 3)
+    calls = _counting_solver(monkeypatch)
+    wants_a = trees._vm_with_vf("CUSTOM_PHYSNET_A")
+    manager.select_destinations(wants_a, [str(uuid.uuid4())])
+    assert calls.count(big) == 1
+    # the same shape again: the misfit is known, not solved
+    del calls[:]
+    sels = manager.select_destinations(wants_a, [str(uuid.uuid4())])[0]
+    assert big not in calls and sels[0].service_host.startswith("small")
+    # another shape is solved on its own account (and fits on big)
+    wants_b = trees._vm_with_vf("CUSTOM_PHYSNET_B")
+    assert manager.select_destinations(
+        wants_b, [str(uuid.uuid4())])[0][0].service_host == "big"
+    # the big host changes (here: its agent now reports PHYSNET_A on cell
+    # 1 too): it is solved again, fits, and is no longer a known misfit
+    manager.report_resource_stats(trees.tree_node(
+        "big", physnets=("CUSTOM_PHYSNET_B", "CUSTOM_PHYSNET_A"),
+        mem_per_cell=262144))
+    del calls[:]
+    held = len(manager.misfits)
+    manager.select_destinations(wants_a, [str(uuid.uuid4())])
+    assert big in calls and len(manager.misfits) == held - 1
+
+
+def test_a_misfit_for_want_of_pool_room_fits_once_the_pool_grows(manager):
+    # a diskless tree served by a pool: the pool's change alone (not the
+    # tree's) must make the tree worth solving again
+    node = trees.tree_node("dl2", aggregates=[trees.POOL_AGG])
+    node.inventories = []
+    manager.report_resource_stats(node)
+    manager.update_provider(trees._pool_report(total=5))
+    wants = trees._vm_with_vf("CUSTOM_PHYSNET_A")       # 10 GB of disk
+    with pytest.raises(exception.NoValidHost):
+        manager.select_destinations(wants, [str(uuid.uuid4())])
+    assert len(manager.misfits) == 1
+    manager.update_provider(trees._pool_report(total=100, sequence=2))
+    sels = manager.select_destinations(wants, [str(uuid.uuid4())])[0]
+    assert sels[0].allocation_request.as_mapping()[trees.POOL] == {
+        "DISK_GB": 10}
 
 
 def test_uppercase_granular_suffixes_in_extra_specs(manager):
