@@ -633,9 +633,10 @@ class SchedulerManager:
 
         def solve(row):
             root = view.uuids[row]
-            now = misfits.inputs(index, membership, source, root)
-            if memo.known_unfit(shape, root, now):
+            if memo.known_unfit(shape, root, lambda seen: misfits.unchanged(
+                    seen, index, membership, source, root)):
                 return None
+            now = misfits.inputs(index, membership, source, root)
             found = allocation_candidates.first_candidate(
                 source, query, root)
             if found is None:

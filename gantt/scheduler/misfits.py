@@ -30,12 +30,29 @@ def shape_of(query):
 
 def inputs(index, membership, source, root_uuid):
     """What the solver reads for one tree, to be taken *before* it
-    solves: the tree's providers, the aggregate membership version and
-    the sharing providers ``source`` (the request's HostProviders) serves
-    it from. A change after this is read makes the entry stale, never
-    wrong."""
+    solves: the tree's providers, the aggregate membership version, the
+    cloud's list of sharing providers and those of them ``source`` (the
+    request's HostProviders) serves this tree from. A change after this is
+    read makes the entry stale, never wrong."""
     return (index.tree(root_uuid), membership.version,
-            tuple(source.sharing_for(root_uuid)))
+            source.sharing_layout, tuple(source.sharing_for(root_uuid)))
+
+
+def unchanged(seen, index, membership, source, root_uuid):
+    """Whether :func:`inputs` would still give ``seen``, without working
+    out again which sharing providers serve the tree (which costs more
+    than the rest of the walk over a full cloud's best-weighed misfits).
+
+    Which pools serve a tree follows from the tree's and the pools'
+    aggregates: the tree's are covered by its providers and the membership
+    version; a pool's aggregates change only with a report of the pool,
+    which replaces the cloud's list of sharing providers. So with the same
+    list, the pools serving the tree are the same, and only their usage
+    can have moved (each change is a new object)."""
+    tree, version, layout, pools = seen
+    return (index.tree(root_uuid) is tree and membership.version == version
+            and source.sharing_layout is layout
+            and all(index.get(p.uuid) is p for p in pools))
 
 
 class MisfitMemo:
@@ -48,18 +65,21 @@ class MisfitMemo:
         self._by_shape = collections.OrderedDict()
         self._lock = threading.Lock()
 
-    def known_unfit(self, shape, root_uuid, now):
-        """True if the tree had no layout for ``shape`` under inputs the
-        same as ``now``."""
+    def known_unfit(self, shape, root_uuid, still):
+        """True if the tree had no layout for ``shape`` and
+        ``still(seen)`` says what it was solved under holds; else the
+        entry, if any, is dropped."""
         with self._lock:
             trees = self._by_shape.get(shape)
             seen = trees.get(root_uuid) if trees else None
-            if seen is None:
-                return False
-            if _same(seen, now):
-                return True
-            del trees[root_uuid]
+        if seen is None:
             return False
+        if still(seen):
+            return True
+        with self._lock:
+            if trees.get(root_uuid) is seen:
+                del trees[root_uuid]
+        return False
 
     def remember(self, shape, root_uuid, seen):
         with self._lock:
@@ -76,11 +96,3 @@ class MisfitMemo:
         with self._lock:
             return sum(len(t) for t in self._by_shape.values())
 
-
-def _same(a, b):
-    tree_a, version_a, sharing_a = a
-    tree_b, version_b, sharing_b = b
-    return (tree_a is tree_b and version_a == version_b
-            and len(sharing_a) == len(sharing_b)
-            and all(x is y for x, y in zip(sharing_a, sharing_b,
-                                           strict=True)))

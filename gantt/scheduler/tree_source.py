@@ -23,6 +23,9 @@ class HostProviders:
         self._view = view
         table = view.table
         self._index = table.providers
+        #: the cloud's sharing providers (uuids); a new tuple whenever
+        #: one is added, removed or reported (see misfits.unchanged)
+        self.sharing_layout = table.sharing_providers
         self._sharing = tuple(p for p in map(self._index.get,
                                              table.sharing_providers)
                               if p is not None)

@@ -5,7 +5,9 @@ import uuid
 import pytest
 
 from gantt import exception
+from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import provider
+from gantt.objects import selection
 from gantt.tests import factories as f
 from gantt.tests.functional import test_provider_trees as trees
 
@@ -180,6 +182,70 @@ def test_a_misfit_for_want_of_pool_room_fits_once_the_pool_grows(manager):
     manager.update_provider(trees._pool_report(total=100, sequence=2))
     sels = manager.select_destinations(wants, [str(uuid.uuid4())])[0]
     assert sels[0].allocation_request.as_mapping()[trees.POOL] == {
+        "DISK_GB": 10}
+
+
+def _diskless_tree_on_a_small_pool(manager, name):
+    node = trees.tree_node(name, aggregates=[trees.POOL_AGG])
+    node.inventories = []
+    manager.report_resource_stats(node)
+    manager.update_provider(trees._pool_report(total=15))
+
+
+def test_a_misfit_for_want_of_pool_room_fits_once_the_pool_frees(manager):
+    # only the pool's usage moves (a volume on it is deleted; no report of
+    # the pool, no change to the tree): the pool's new state must make
+    # the tree worth solving again
+    _diskless_tree_on_a_small_pool(manager, "dl3")
+    volume = str(uuid.uuid4())
+    manager.claim_allocations(volume, selection.AllocationRequest(
+        allocations=[selection.AllocationItem(
+            resource_provider_uuid=trees.POOL, resources={"DISK_GB": 10})]))
+    wants = trees._vm_with_vf("CUSTOM_PHYSNET_A")       # 10 GB of disk
+    with pytest.raises(exception.NoValidHost):
+        manager.select_destinations(wants, [str(uuid.uuid4())])
+    assert len(manager.misfits) == 1
+    manager.release(volume)
+    sels = manager.select_destinations(wants, [str(uuid.uuid4())])[0]
+    assert sels[0].allocation_request.as_mapping()[trees.POOL] == {
+        "DISK_GB": 10}
+
+
+def test_a_misfit_for_want_of_pool_room_fits_once_a_pool_joins(manager):
+    # the first pool does not change; a second one in the tree's
+    # aggregate must make the tree worth solving again
+    _diskless_tree_on_a_small_pool(manager, "dl4")
+    wants = trees._vm_with_vf("CUSTOM_PHYSNET_A")
+    manager.select_destinations(wants, [str(uuid.uuid4())])
+    with pytest.raises(exception.NoValidHost):
+        manager.select_destinations(wants, [str(uuid.uuid4())])
+    second = str(uuid.UUID(int=0x99))
+    report = trees._pool_report(total=100)
+    report.provider.uuid = second
+    report.provider.name = "ceph-pool-2"
+    manager.update_provider(report)
+    sels = manager.select_destinations(wants, [str(uuid.uuid4())])[0]
+    assert sels[0].allocation_request.as_mapping()[second] == {
+        "DISK_GB": 10}
+
+
+def test_a_misfit_fits_once_an_operator_lists_it_by_another_pool(manager):
+    # nothing reported changes: the operator lists the host in the
+    # aggregate of a second pool, which then serves it too
+    _diskless_tree_on_a_small_pool(manager, "dl5")
+    second, second_agg = str(uuid.UUID(int=0x98)), str(uuid.UUID(int=0x97))
+    report = trees._pool_report(total=100)
+    report.provider.uuid, report.provider.name = second, "ceph-pool-2"
+    report.provider.aggregates = [second_agg]
+    manager.update_provider(report)
+    wants = trees._vm_with_vf("CUSTOM_PHYSNET_A")
+    manager.select_destinations(wants, [str(uuid.uuid4())])   # 10 of 15
+    with pytest.raises(exception.NoValidHost):
+        manager.select_destinations(wants, [str(uuid.uuid4())])
+    manager.set_aggregate(aggregate_obj.Aggregate(
+        uuid=second_agg, name="ceph-2", hosts=["dl5"], metadata={}))
+    sels = manager.select_destinations(wants, [str(uuid.uuid4())])[0]
+    assert sels[0].allocation_request.as_mapping()[second] == {
         "DISK_GB": 10}
 
 
