@@ -73,8 +73,9 @@ class Allocation(Base):
     __tablename__ = "allocations"
     __table_args__ = (
         sa.Index("allocations_consumer_idx", "consumer_uuid"),
-        sa.Index("allocations_rp_rc_idx", "resource_provider_id",
-                 "resource_class"),
+        # usage sums read the index alone (see migration 0006)
+        sa.Index("allocations_rp_rc_used_idx", "resource_provider_id",
+                 "resource_class", "used"),
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
