@@ -1,7 +1,12 @@
 """The RPC boundary: client for callers, thin endpoint for the server."""
 
-#: RPC API version of this code; see the history in client.SchedulerClient
-RPC_API_VERSION = "1.0"
+#: RPC API version this code's workers serve; see the history in
+#: gantt.rpcapi.client
+RPC_API_VERSION = "1.3"
+
+#: what the client asks for unless a method needs more: calls of the 1.0
+#: methods keep working against workers that serve only 1.0
+CLIENT_BASE_VERSION = "1.0"
 
 #: AMQP exchange of every Gantt topic, set on each Target so that callers do
 #: not depend on their own ``control_exchange`` option

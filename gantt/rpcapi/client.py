@@ -34,7 +34,7 @@ class SchedulerClient:
     def __init__(self, transport, topic="gantt-scheduler", timeout=None,
                  stats_topic=None):
         target = messaging.Target(exchange=rpcapi.EXCHANGE, topic=topic,
-                                  version=rpcapi.RPC_API_VERSION)
+                                  version=rpcapi.CLIENT_BASE_VERSION)
         self._client = rpc.get_client(transport, target, timeout=timeout)
         self.stats_topic = rpcapi.stats_topic(topic, stats_topic)
         self._stats = rpc.get_client(

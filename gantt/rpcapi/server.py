@@ -11,6 +11,7 @@ import logging
 import oslo_messaging as messaging
 
 from gantt import exception
+from gantt import rpcapi
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import compute_node as compute_node_obj
 from gantt.objects import provider as provider_obj
@@ -52,7 +53,7 @@ class SchedulerEndpoint:
     # 1.3: provider trees, standalone providers, allocation candidates and
     # moves (see the history in client.py); the client still sends older
     # calls at their own version, so older servers keep serving them
-    target = messaging.Target(version="1.3")
+    target = messaging.Target(version=rpcapi.RPC_API_VERSION)
 
     def __init__(self, manager, ready_timeout=120):
         self.manager = manager
