@@ -76,9 +76,11 @@ def _group_steps(view, request):
     it) must satisfy every group itself, so its columns decide exactly, and
     ``group_policy=isolate`` with more than one resource group cannot be
     met. A host that is a tree, or that sharing providers serve, may find a
-    trait or an aggregate on another provider: the columns only narrow
-    those by the root's own traits, and the allocation-candidates solver
-    decides them when they are picked (see ``manager``).
+    trait or an aggregate on another provider: the columns narrow those
+    only by what no layout can do without (a required trait that no
+    provider of the tree has, and no sharing provider of the cloud), and
+    the allocation-candidates solver decides the rest when they are picked
+    (see ``manager``).
     """
     tree = view.tree_rows()
     for trait in sorted(request.root_required):
@@ -88,29 +90,48 @@ def _group_steps(view, request):
     groups = [g for g in request.groups if g.resources]
     if request.group_policy == "isolate" and len(groups) > 1:
         yield "cannot isolate request groups", tree.copy()
-    for label, keep in _group_columns(view, request):
-        yield label, keep | tree
+    for label, keep, in_tree in _group_columns(view, request):
+        yield label, keep | (tree if in_tree is None else tree & in_tree)
 
 
 def _group_columns(view, request):
+    """(label, rows kept, tree rows kept or None for all of them)."""
     for group in request.groups:
         for trait in sorted(group.required_traits):
-            yield "lacked trait %s" % trait, view.has_trait(trait)
+            yield "lacked trait %s" % trait, view.has_trait(trait), (
+                _somewhere_in_tree(view, (trait,)))
         for trait in sorted(group.forbidden_traits):
-            yield "had forbidden trait %s" % trait, ~view.has_trait(trait)
+            yield ("had forbidden trait %s" % trait, ~view.has_trait(trait),
+                   None)
         for any_of in group.any_traits:
             keep = np.zeros(view.n, dtype=bool)
             for trait in any_of:
                 keep |= view.has_trait(trait)
-            yield "lacked any of traits %s" % ",".join(sorted(any_of)), keep
+            yield ("lacked any of traits %s" % ",".join(sorted(any_of)),
+                   keep, _somewhere_in_tree(view, any_of))
         for any_of in group.member_of:
             yield "not in aggregates %s" % ",".join(sorted(any_of)), (
-                _any_aggregate(view, any_of))
+                _any_aggregate(view, any_of)), None
         for agg in sorted(group.forbidden_aggregates):
-            yield "in forbidden aggregate %s" % agg, ~view.in_aggregate(agg)
+            yield ("in forbidden aggregate %s" % agg,
+                   ~view.in_aggregate(agg), None)
         if group.in_tree:
             yield "not in tree %s" % group.in_tree, (
-                view.uuids == view.root_of(group.in_tree))
+                view.uuids == view.root_of(group.in_tree)), None
+
+
+def _somewhere_in_tree(view, any_of):
+    """Tree rows that may meet "one of ``any_of``" at all: a provider of
+    the tree has one of the traits. None (all may) if a sharing provider
+    has one, since it may serve any tree. A group's traits must all be on
+    one provider, the unsuffixed group's on the providers it uses: either
+    way each trait is on some provider of the tree or a sharing one."""
+    if view.sharing_traits().intersection(any_of):
+        return None
+    keep = np.zeros(view.n, dtype=bool)
+    for trait in any_of:
+        keep |= view.in_tree_has_trait(trait)
+    return keep
 
 
 def _any_aggregate(view, aggregates):

@@ -99,6 +99,9 @@ class HostTable:
     rc_bounds: dict
     # memberships
     traits: np.ndarray         # bool rows x traits
+    # traits of a tree host's other providers (children): the root's own
+    # are in ``traits``; false for a host that is one provider
+    tree_traits: np.ndarray    # bool rows x traits
     aggregates: aggregates_mod.Membership   # rows per aggregate, sparse
     # free-form per-host detail for plugins that need it
     capabilities: list
@@ -166,7 +169,7 @@ class HostTable:
             allocation_ratio=mat(np.float64), used=mat(np.float64),
             pending=mat(np.int64),
             capacity=mat(np.float64), rc_bounds={},
-            traits=mat(bool),
+            traits=mat(bool), tree_traits=mat(bool),
             aggregates=aggregates_mod.Membership(rows, aggregates_index),
             capabilities=[None] * rows, stats=[None] * rows,
             metrics=[None] * rows, updated_at=[None] * rows,
@@ -207,7 +210,7 @@ class HostTable:
                     grown = _grow(value, rows)
                     if f.name in ("cell", "zone"):
                         grown[value.shape[0]:] = -1
-                elif f.name == "traits":
+                elif f.name in ("traits", "tree_traits"):
                     grown = _grow(value, rows, trait_cols)
                 else:
                     grown = _grow(value, rows, rc_cols)
@@ -524,7 +527,8 @@ class HostStateCache:
         """Return ``table``, or a grown copy if the report does not fit."""
         wanted = (
             (table.resource_classes, report.column_inventories),
-            (table.traits_index, report.traits),
+            (table.traits_index, report.traits.union(
+                *(child.traits for child in report.children))),
             (table.aggregates_index, report.aggregates
              | table.aggregate_set.listed_for(report.host)),
         )
@@ -550,6 +554,10 @@ class HostStateCache:
     def _write_tree(self, table, row, report, was_tree):
         """Keep the provider index in step with a host's report."""
         index = table.providers
+        table.tree_traits[row] = False
+        for child in report.children:
+            for trait in child.traits:
+                table.tree_traits[row, table.traits_index.get(trait)] = True
         if report.children:
             if was_tree:
                 # usage and generations stay with the providers that stay

@@ -266,6 +266,22 @@ class HostView:
             return np.zeros(self.n, dtype=bool)
         return self.table.traits[:self.n, col]
 
+    def in_tree_has_trait(self, trait):
+        """Rows whose tree has ``trait`` on some provider, root or child
+        (a new array)."""
+        col = self.table.traits_index.get(trait)
+        if col is None or col >= self.table.traits.shape[1]:
+            return np.zeros(self.n, dtype=bool)
+        return (self.table.traits[:self.n, col]
+                | self.table.tree_traits[:self.n, col])
+
+    def sharing_traits(self):
+        """Every trait some sharing provider of the cloud has."""
+        return self.memo(("sharing traits",), lambda: frozenset().union(
+            *(p.traits for p in map(self.table.providers.get,
+                                    self.table.sharing_providers)
+              if p is not None)))
+
     def in_aggregate(self, aggregate):
         """Rows in ``aggregate`` (may be the table's own array: do not
         modify it)."""

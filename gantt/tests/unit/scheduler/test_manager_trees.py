@@ -104,11 +104,16 @@ def test_standalone_provider_report_is_sequence_guarded(manager):
 
 
 def _big_misfit_and_smalls(manager, smalls):
-    """The biggest host, weighed first, has PFs on PHYSNET_B only; the
+    """The biggest host, weighed first, has its PHYSNET_A PF on a NUMA
+    cell with one CPU (its columns, the tree's sums, cannot tell); the
     small ones have one PF on each physnet."""
-    manager.report_resource_stats(trees.tree_node(
-        "big", physnets=("CUSTOM_PHYSNET_B", "CUSTOM_PHYSNET_B"),
-        mem_per_cell=262144))
+    big = trees.tree_node(
+        "big", physnets=("CUSTOM_PHYSNET_B", "CUSTOM_PHYSNET_A"),
+        cpus_per_cell=32, mem_per_cell=262144)
+    numa1 = big.child_providers[2]
+    numa1.inventories = [trees._inv("VCPU", 1),
+                         trees._inv("MEMORY_MB", 262144)]
+    manager.report_resource_stats(big)
     for i in range(smalls):
         manager.report_resource_stats(trees.tree_node("small%d" % i))
 
@@ -157,11 +162,11 @@ def test_a_misfit_tree_is_solved_again_only_once_it_changed(manager,
     wants_b = trees._vm_with_vf("CUSTOM_PHYSNET_B")
     assert manager.select_destinations(
         wants_b, [str(uuid.uuid4())])[0][0].service_host == "big"
-    # the big host changes (here: its agent now reports PHYSNET_A on cell
+    # the big host changes (here: its agent now reports 8 CPUs on cell
     # 1 too): it is solved again, fits, and is no longer a known misfit
     manager.report_resource_stats(trees.tree_node(
         "big", physnets=("CUSTOM_PHYSNET_B", "CUSTOM_PHYSNET_A"),
-        mem_per_cell=262144))
+        cpus_per_cell=32, mem_per_cell=262144))
     del calls[:]
     held = len(manager.misfits)
     manager.select_destinations(wants_a, [str(uuid.uuid4())])
@@ -247,6 +252,46 @@ def test_a_misfit_fits_once_an_operator_lists_it_by_another_pool(manager):
     sels = manager.select_destinations(wants, [str(uuid.uuid4())])[0]
     assert sels[0].allocation_request.as_mapping()[second] == {
         "DISK_GB": 10}
+
+
+def test_a_tree_without_the_trait_anywhere_is_not_solved(manager,
+                                                         monkeypatch):
+    # no provider of "bb" has PHYSNET_A: its columns say so, so the
+    # solver never runs on it although it is weighed first
+    manager.report_resource_stats(trees.tree_node(
+        "bb", physnets=("CUSTOM_PHYSNET_B", "CUSTOM_PHYSNET_B"),
+        mem_per_cell=262144))
+    calls = _counting_solver(monkeypatch)
+    wants_a = trees._vm_with_vf("CUSTOM_PHYSNET_A")
+    with pytest.raises(exception.NoValidHost) as err:
+        manager.select_destinations(wants_a, [str(uuid.uuid4())])
+    assert "1 lacked trait CUSTOM_PHYSNET_A" in str(err.value)
+    manager.report_resource_stats(trees.tree_node("ab"))
+    sels = manager.select_destinations(wants_a, [str(uuid.uuid4())])[0]
+    assert sels[0].service_host == "ab"
+    assert f.host_uuid("bb") not in calls
+    # the trait on a child (the PF), not on the root, is enough
+    assert manager.select_destinations(
+        trees._vm_with_vf("CUSTOM_PHYSNET_B"),
+        [str(uuid.uuid4())])[0][0].service_host == "bb"
+
+
+def test_a_trait_a_sharing_provider_has_does_not_narrow_trees(manager):
+    # the unsuffixed group's trait may come from the pool the disk comes
+    # from: a tree without it must still be solved
+    node = trees.tree_node("dl6", aggregates=[trees.POOL_AGG])
+    node.inventories = []
+    manager.report_resource_stats(node)
+    report = trees._pool_report()
+    report.provider.traits = ["MISC_SHARES_VIA_AGGREGATE",
+                              "CUSTOM_STORAGE_FAST"]
+    manager.update_provider(report)
+    flavor = f.flavor(vcpus=0, memory_mb=0, root_gb=10, extra_specs={
+        "trait:CUSTOM_STORAGE_FAST": "required"})
+    sels = manager.select_destinations(f.request(flavor),
+                                       [str(uuid.uuid4())])[0]
+    assert sels[0].allocation_request.as_mapping() == {
+        trees.POOL: {"DISK_GB": 10}}
 
 
 def test_uppercase_granular_suffixes_in_extra_specs(manager):
