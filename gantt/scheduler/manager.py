@@ -633,6 +633,12 @@ class SchedulerManager:
 
         def solve(row):
             root = view.uuids[row]
+            if root not in index:
+                # a host that is one provider, served by a pool: its room
+                # is its row's (claims in flight included), which the memo
+                # cannot see change; one provider is cheap to solve
+                return allocation_candidates.first_candidate(
+                    source, query, root)
             if memo.known_unfit(shape, root, lambda seen: misfits.unchanged(
                     seen, index, membership, source, root)):
                 return None

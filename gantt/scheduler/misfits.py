@@ -12,6 +12,10 @@ aggregate membership version. The cache never changes a provider in
 place (a change is a new object), so identity says "unchanged"; any
 change to the tree, its sharing providers or the aggregates makes the
 entry stale and the tree is solved again.
+
+Only trees held in the provider index are remembered: a host that is one
+provider (solved because a pool serves it) keeps its room in its row,
+claims in flight included, which no identity here would show changing.
 """
 
 import collections

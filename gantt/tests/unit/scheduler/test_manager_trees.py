@@ -294,6 +294,39 @@ def test_a_trait_a_sharing_provider_has_does_not_narrow_trees(manager):
         trees.POOL: {"DISK_GB": 10}}
 
 
+def test_a_misfit_tree_fits_again_once_an_instance_on_it_goes(manager):
+    # only the tree's usage moves (a release; no report): its PHYSNET_A
+    # cell has room again
+    manager.report_resource_stats(trees.tree_node("tf", cpus_per_cell=2))
+    wants_a = trees._vm_with_vf("CUSTOM_PHYSNET_A")
+    first = str(uuid.uuid4())
+    manager.select_destinations(wants_a, [first])
+    with pytest.raises(exception.NoValidHost):
+        manager.select_destinations(wants_a, [str(uuid.uuid4())])
+    assert len(manager.misfits) == 1
+    manager.release(first)
+    sels = manager.select_destinations(wants_a, [str(uuid.uuid4())])[0]
+    assert sels[0].service_host == "tf"
+
+
+def test_a_plain_host_a_pool_serves_fits_again_once_it_frees(manager):
+    # a host that is one provider, in a pool's aggregate, is solved too
+    # (the pool may give what it lacks); its room lives in its row, not
+    # in a provider tree, so a misfit must not be remembered for it
+    manager.report_resource_stats(f.compute_node_obj(
+        "p1", vcpus=4, memory_mb=4096, aggregates=[trees.POOL_AGG]))
+    manager.update_provider(trees._pool_report())
+    flavor = f.flavor(vcpus=2, memory_mb=4096, root_gb=10)
+    first = str(uuid.uuid4())
+    manager.select_destinations(f.request(flavor), [first])
+    with pytest.raises(exception.NoValidHost):
+        manager.select_destinations(f.request(flavor), [str(uuid.uuid4())])
+    manager.release(first)
+    sels = manager.select_destinations(f.request(flavor),
+                                       [str(uuid.uuid4())])[0]
+    assert sels[0].service_host == "p1"
+
+
 def test_uppercase_granular_suffixes_in_extra_specs(manager):
     manager.report_resource_stats(trees.tree_node("up1"))
     flavor = f.flavor(vcpus=0, memory_mb=0, root_gb=0, extra_specs={
