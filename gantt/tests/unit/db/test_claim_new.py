@@ -20,12 +20,16 @@ VM1, VM2, VM3 = factories.uuids(3)
 GROUP = "5f0c8a52-3b1e-4d7a-9c66-0e2f4b8d1a37"
 
 
+def _two_hosts(db):
+    for name in ("h1", "h2"):
+        providers.save_report(db, factories.compute_node_obj(
+            name, vcpus=8, memory_mb=8192, disk_gb=100))
+    return db
+
+
 @pytest.fixture
 def db(any_db):
-    for name in ("h1", "h2"):
-        providers.save_report(any_db, factories.compute_node_obj(
-            name, vcpus=8, memory_mb=8192, disk_gb=100))
-    return any_db
+    return _two_hosts(any_db)
 
 
 def _claim_new(db, placements, group=None):
@@ -169,7 +173,8 @@ def test_a_batch_within_its_group_policy_is_claimed(db, policy, max_per_host,
 
 def test_a_new_consumer_claim_is_four_statements(db):
     """The round trips are what a claim costs on a loopback database:
-    snapshot, compare-and-swap, consumer, allocations (then COMMIT)."""
+    snapshot, compare-and-swap, consumer, allocations (then COMMIT); on
+    PostgreSQL the last three are one statement."""
     statements = []
 
     def count(conn, cursor, statement, *args):
@@ -183,6 +188,34 @@ def test_a_new_consumer_claim_is_four_statements(db):
     finally:
         sa.event.remove(db.engine, "before_cursor_execute", count)
     # SQLite's BEGIN IMMEDIATE is this test suite's, not the claim's
-    assert [s for s in statements if s != "BEGIN"] == [
-        "SELECT", "UPDATE", "INSERT", "INSERT"]
+    assert [s for s in statements if s != "BEGIN"] == (
+        ["SELECT", "WITH"] if db.backend == "postgresql" else
+        ["SELECT", "UPDATE", "INSERT", "INSERT"])
     assert _held(db, VM1) == {H1: {"VCPU": 1, "DISK_GB": 5}}
+
+
+@pytest.fixture
+def sdb(server_db):
+    return _two_hosts(server_db)
+
+
+def test_a_batch_that_read_before_another_claim_committed_loses_whole(
+        sdb, monkeypatch):
+    """The batch reads h1 with 8 VCPUs free and pauses before writing; a
+    claim of 6 commits; the batch's compare-and-swap (on PostgreSQL in
+    the same statement as its inserts) must fail and leave nothing."""
+    from gantt.tests.unit.db import test_moves
+
+    paused = test_moves.Paused(monkeypatch, allocations, "_take").start(
+        lambda: _claim_new(sdb, [(VM1, {H1: {"VCPU": 2}}),
+                                 (VM2, {H2: {"VCPU": 2}})]))
+    _claim_new(sdb, [(VM3, {H1: {"VCPU": 6}})])
+    before = _generations(sdb)
+    outcome = paused.finish()
+    assert isinstance(outcome.get("error"), exception.ClaimConflict), outcome
+    assert _consumers(sdb) == [VM3]
+    assert (_held(sdb, VM1), _held(sdb, VM2)) == ({}, {})
+    assert _generations(sdb) == before
+    # claimed again, it fits: 6 + 2 of 8
+    _claim_new(sdb, [(VM1, {H1: {"VCPU": 2}}), (VM2, {H2: {"VCPU": 2}})])
+    assert _held(sdb, VM1) == {H1: {"VCPU": 2}}
