@@ -133,9 +133,10 @@ def claim_new(conn, claims, *, project_id=None, user_id=None, group=None):
     rows = [(by_uuid[uuid].id, c.consumer_uuid, rc, amount)
             for c in claims for uuid, resources in c.allocations.items()
             for rc, amount in resources.items()]
-    if (conn.dialect.name == "postgresql" and group is None and providers
-            and rows):
-        _write_new_at_once(conn, providers, consumers, rows, now)
+    if conn.dialect.name == "postgresql" and providers and rows:
+        _write_new_at_once(conn, providers, consumers, rows, now,
+                           None if group is None else (
+                               group.uuid, group_generation))
         return _states(providers)
     _bump_generations(conn, providers, claims[0].consumer_uuid)
     if group is not None:
@@ -154,12 +155,13 @@ def _consumer_exists(consumers):
                           consumer=",".join(c["uuid"] for c in consumers))
 
 
-def _write_new_at_once(conn, providers, consumers, rows, now):
-    """:func:`claim_new`'s writes on PostgreSQL: the compare-and-swap and
+def _write_new_at_once(conn, providers, consumers, rows, now, group):
+    """:func:`claim_new`'s writes on PostgreSQL: the compare-and-swap (of
+    the group's generation too, ``group`` = (uuid, generation seen)) and
     both inserts in one statement (data-modifying CTEs), one round trip
-    instead of three. The statement always runs whole; if a generation
-    moved, fewer rows were bumped and the caller's transaction is rolled
-    back by the ClaimConflict raised here, inserts included."""
+    instead of three or four. The statement always runs whole; if a
+    generation moved, fewer rows were bumped and the caller's transaction
+    is rolled back by the ClaimConflict raised here, inserts included."""
     ordered = sorted(providers.values(), key=lambda p: p.id)
     params = {}
     for i, p in enumerate(ordered):
@@ -174,17 +176,25 @@ def _write_new_at_once(conn, providers, consumers, rows, now):
         params["a_rc_%d" % i] = rc
         params["a_used_%d" % i] = amount
     params["now"] = now
+    if group is not None:
+        params["g_uuid"], params["g_seen"] = group
+        params["g_next"] = group[1] + 1
     sql, defaults = _at_once_statement(conn.dialect, len(ordered),
-                                       len(consumers), len(rows))
+                                       len(consumers), len(rows),
+                                       group is not None)
     try:
-        count = conn.exec_driver_sql(sql, {**defaults, **params}).one()[0]
+        counts = conn.exec_driver_sql(sql, {**defaults, **params}).one()
     except db_exc.DBDuplicateEntry:
         raise _consumer_exists(consumers) from None
-    if count != len(ordered):
+    if counts[0] != len(ordered):
         raise exception.ClaimConflict(
             provider=",".join(p.uuid for p in ordered),
             seen=",".join(str(p.generation) for p in ordered),
             consumer=consumers[0]["uuid"])
+    if group is not None and counts[3] != 1:
+        raise exception.ClaimConflict(provider="group " + group[0],
+                                      seen=group[1],
+                                      consumer=consumers[0]["uuid"])
 
 
 _CONSUMER_COLUMNS = ("uuid", "generation", "project_id", "user_id",
@@ -192,12 +202,12 @@ _CONSUMER_COLUMNS = ("uuid", "generation", "project_id", "user_id",
 
 
 @functools.lru_cache(maxsize=128)
-def _at_once_statement(dialect, providers, consumers, rows):
+def _at_once_statement(dialect, providers, consumers, rows, group):
     """:func:`_write_new_at_once`'s SQL for that many providers, consumers
-    and allocation rows, and its bound defaults; compiled once here, as
-    SQLAlchemy does not cache statements holding multi-row inserts (it
-    would compile this one for every claim, which costs more than the two
-    round trips saved)."""
+    and allocation rows (and a group or not), and its bound defaults;
+    compiled once here, as SQLAlchemy does not cache statements holding
+    multi-row inserts (it would compile this one for every claim, which
+    costs more than the round trips saved)."""
     bumped = (_cas_statement(providers).returning(RP.c.id)
               .cte("bumped"))
     new_consumers = (CONSUMERS.insert().values([
@@ -214,11 +224,17 @@ def _at_once_statement(dialect, providers, consumers, rows):
          "created_at": sa.bindparam("now")}
         for i in range(rows)])
         .returning(ALLOC.c.id).cte("new_allocations"))
+    ctes = [bumped, new_consumers, new_allocations]
+    if group:
+        ctes.append(GROUPS.update()
+                    .where(GROUPS.c.uuid == sa.bindparam("g_uuid"))
+                    .where(GROUPS.c.generation == sa.bindparam("g_seen"))
+                    .values(generation=sa.bindparam("g_next"))
+                    .returning(GROUPS.c.id).cte("group_bumped"))
     # every CTE must be named in the query for SQLAlchemy to render it
     compiled = sa.select(*[
         sa.select(sa.func.count()).select_from(cte).scalar_subquery()
-        for cte in (bumped, new_consumers, new_allocations)]).compile(
-            dialect=dialect)
+        for cte in ctes]).compile(dialect=dialect)
     return str(compiled), dict(compiled.params)
 
 

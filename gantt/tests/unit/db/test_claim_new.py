@@ -219,3 +219,27 @@ def test_a_batch_that_read_before_another_claim_committed_loses_whole(
     # claimed again, it fits: 6 + 2 of 8
     _claim_new(sdb, [(VM1, {H1: {"VCPU": 2}}), (VM2, {H2: {"VCPU": 2}})])
     assert _held(sdb, VM1) == {H1: {"VCPU": 2}}
+
+
+def test_a_member_that_read_before_another_member_committed_loses(
+        sdb, monkeypatch):
+    """Anti-affinity: VM1 reads the group (no member yet) and pauses; VM2
+    of the same group is claimed on h1 and commits. VM1 asks for h2 (its
+    providers did not move), but the group's generation did: it must lose
+    (on PostgreSQL in the same statement as its inserts), and its retry
+    sees VM2."""
+    from gantt.tests.unit.db import test_moves
+
+    group = allocations.GroupClaim(GROUP, "anti-affinity", 1)
+    allocations.ensure_group(sdb, group)
+    paused = test_moves.Paused(monkeypatch, allocations, "_take").start(
+        lambda: _claim_new(sdb, [(VM1, {H1: {"VCPU": 1}})], group=group))
+    _claim_new(sdb, [(VM2, {H2: {"VCPU": 1}})], group=group)
+    outcome = paused.finish()
+    assert isinstance(outcome.get("error"), exception.ClaimConflict), outcome
+    assert "group" in str(outcome["error"])
+    assert _consumers(sdb) == [VM2]
+    with sdb.begin() as conn:
+        assert allocations.group_hosts(conn, GROUP) == {"h2": 1}
+    with pytest.raises(exception.GroupPolicyViolation):
+        _claim_new(sdb, [(VM1, {H2: {"VCPU": 1}})], group=group)
