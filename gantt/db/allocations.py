@@ -163,10 +163,7 @@ def _write_new_at_once(conn, providers, consumers, rows, now, group):
     generation moved, fewer rows were bumped and the caller's transaction
     is rolled back by the ClaimConflict raised here, inserts included."""
     ordered = sorted(providers.values(), key=lambda p: p.id)
-    params = {}
-    for i, p in enumerate(ordered):
-        params["id_%d" % i] = p.id
-        params["seen_%d" % i] = p.generation
+    params = _cas_params(ordered)
     for i, c in enumerate(consumers):
         for key in _CONSUMER_COLUMNS:
             params["c_%s_%d" % (key, i)] = c[key]
@@ -187,14 +184,9 @@ def _write_new_at_once(conn, providers, consumers, rows, now, group):
     except db_exc.DBDuplicateEntry:
         raise _consumer_exists(consumers) from None
     if counts[0] != len(ordered):
-        raise exception.ClaimConflict(
-            provider=",".join(p.uuid for p in ordered),
-            seen=",".join(str(p.generation) for p in ordered),
-            consumer=consumers[0]["uuid"])
+        raise _providers_conflict(ordered, consumers[0]["uuid"])
     if group is not None and counts[3] != 1:
-        raise exception.ClaimConflict(provider="group " + group[0],
-                                      seen=group[1],
-                                      consumer=consumers[0]["uuid"])
+        raise _group_conflict(group[0], group[1], consumers[0]["uuid"])
 
 
 _CONSUMER_COLUMNS = ("uuid", "generation", "project_id", "user_id",
@@ -603,8 +595,7 @@ def _group_members(conn, group, consumers):
         .select_from(GROUPS.outerjoin(placed, sa.literal(True)))
         .where(GROUPS.c.uuid == group.uuid)).all()
     if not rows:
-        raise exception.ClaimConflict(provider="group " + group.uuid,
-                                      seen=None, consumer="-")
+        raise _group_conflict(group.uuid, None, "-")
     members = collections.Counter({r.root: int(r.members) for r in rows
                                    if r.root is not None})
     return rows[0].generation, members
@@ -672,16 +663,26 @@ def _bump_generations(conn, providers, consumer_uuid):
     if not providers:
         return
     ordered = sorted(providers.values(), key=lambda p: p.id)
+    bumped = conn.execute(_cas_statement(len(ordered)),
+                          _cas_params(ordered)).rowcount
+    if bumped != len(ordered):
+        raise _providers_conflict(ordered, consumer_uuid)
+
+
+def _cas_params(ordered):
+    """:func:`_cas_statement`'s parameters for those providers."""
     params = {}
     for i, p in enumerate(ordered):
         params["id_%d" % i] = p.id
         params["seen_%d" % i] = p.generation
-    bumped = conn.execute(_cas_statement(len(ordered)), params).rowcount
-    if bumped != len(ordered):
-        raise exception.ClaimConflict(
-            provider=",".join(p.uuid for p in ordered),
-            seen=",".join(str(p.generation) for p in ordered),
-            consumer=consumer_uuid)
+    return params
+
+
+def _providers_conflict(ordered, consumer_uuid):
+    return exception.ClaimConflict(
+        provider=",".join(p.uuid for p in ordered),
+        seen=",".join(str(p.generation) for p in ordered),
+        consumer=consumer_uuid)
 
 
 @functools.lru_cache(maxsize=64)
@@ -700,5 +701,9 @@ def _bump_group(conn, group_uuid, seen, consumer_uuid):
         .where(GROUPS.c.generation == seen)
         .values(generation=seen + 1)).rowcount
     if bumped != 1:
-        raise exception.ClaimConflict(provider="group " + group_uuid,
-                                      seen=seen, consumer=consumer_uuid)
+        raise _group_conflict(group_uuid, seen, consumer_uuid)
+
+
+def _group_conflict(group_uuid, seen, consumer_uuid):
+    return exception.ClaimConflict(provider="group " + group_uuid,
+                                   seen=seen, consumer=consumer_uuid)

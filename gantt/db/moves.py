@@ -64,11 +64,7 @@ def move_claim(conn, instance_uuid, migration_uuid, allocations, *,
         raise exception.InvalidRequest(
             reason="the migration consumer %s must differ from the "
                    "instance" % migration_uuid)
-    outcome = finished_outcome(conn, migration_uuid)
-    if outcome is not None:
-        raise exception.InvalidRequest(
-            reason="migration %s was %s already; a new move needs a new "
-                   "migration uuid" % (migration_uuid, outcome))
+    refuse_if_finished(conn, migration_uuid)
 
     def handed_over(conn, now):
         # the check above read before this transaction's writes: a confirm
@@ -83,12 +79,8 @@ def move_claim(conn, instance_uuid, migration_uuid, allocations, *,
                     instance_uuid=instance_uuid, state=ACTIVE,
                     created_at=now))
         except db_exc.DBDuplicateEntry:
-            raise exception.InvalidRequest(
-                reason="migration %s was %s already; a new move needs a "
-                       "new migration uuid" % (
-                           migration_uuid,
-                           finished_outcome(conn, migration_uuid)
-                           or "finished")) from None
+            raise _finished(migration_uuid, finished_outcome(
+                conn, migration_uuid) or "finished") from None
 
     return alloc_db._claim(conn, instance_uuid, allocations,
                            project_id=project_id, user_id=user_id,
@@ -155,6 +147,19 @@ def finished_outcome(conn, migration_uuid):
     state = conn.execute(sa.select(MOVES.c.state).where(
         MOVES.c.migration_uuid == migration_uuid)).scalar()
     return None if state == ACTIVE else state
+
+
+def refuse_if_finished(conn, migration_uuid):
+    """:raises: InvalidRequest if that migration finished already"""
+    outcome = finished_outcome(conn, migration_uuid)
+    if outcome is not None:
+        raise _finished(migration_uuid, outcome)
+
+
+def _finished(migration_uuid, outcome):
+    return exception.InvalidRequest(
+        reason="migration %s was %s already; a new move needs a new "
+               "migration uuid" % (migration_uuid, outcome))
 
 
 def _remember(conn, migration_uuid, outcome, instance_uuid=None):

@@ -155,11 +155,10 @@ class Claimer:
         with self.db.begin() as conn:
             return allocations.consumer_allocations(conn, consumer_uuid)
 
-    def finished_move(self, migration_uuid):
-        """"confirmed" or "reverted" if that migration finished, else
-        None."""
+    def refuse_finished_move(self, migration_uuid):
+        """:raises: InvalidRequest if that migration finished already"""
         with self.db.begin() as conn:
-            return moves.finished_outcome(conn, migration_uuid)
+            moves.refuse_if_finished(conn, migration_uuid)
 
     def allocations_of(self, consumer_uuids):
         """``{consumer: {provider uuid: {class: amount}}}`` of those that

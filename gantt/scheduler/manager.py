@@ -633,19 +633,19 @@ class SchedulerManager:
 
         def solve(row):
             root = view.uuids[row]
-            if root not in index:
-                # a host that is one provider, served by a pool: its room
-                # is its row's (claims in flight included), which the memo
-                # cannot see change; one provider is cheap to solve
-                return allocation_candidates.first_candidate(
-                    source, query, root)
-            if memo.known_unfit(shape, root, lambda seen: misfits.unchanged(
-                    seen, index, membership, source, root)):
+            # a host that is one provider, served by a pool, is not in the
+            # index: its room is its row's (claims in flight included),
+            # which the memo cannot see change; it is cheap to solve
+            remembered = root in index
+            if remembered and memo.known_unfit(
+                    shape, root, lambda seen: misfits.unchanged(
+                        seen, index, membership, source, root)):
                 return None
-            now = misfits.inputs(index, membership, source, root)
+            now = (misfits.inputs(index, membership, source, root)
+                   if remembered else None)
             found = allocation_candidates.first_candidate(
                 source, query, root)
-            if found is None:
+            if found is None and remembered:
                 memo.remember(shape, root, now)
             return found
         return solve
@@ -947,13 +947,9 @@ class SchedulerManager:
         if instance_uuid == migration_uuid:
             raise exception.InvalidRequest(
                 reason="the migration uuid must differ from the instance's")
-        finished = self.claimer.finished_move(migration_uuid)
-        if finished is not None:
-            # a duplicate delivered after the move ended (the claim
-            # transaction checks again; this saves choosing for nothing)
-            raise exception.InvalidRequest(
-                reason="migration %s was %s already; a new move needs a "
-                       "new migration uuid" % (migration_uuid, finished))
+        # a duplicate delivered after the move ended (the claim
+        # transaction checks again; this saves choosing for nothing)
+        self.claimer.refuse_finished_move(migration_uuid)
         request = request_mod.from_spec(spec, [instance_uuid], self.lookup)
         view = self._view()
         held = {}

@@ -197,6 +197,14 @@ def _diskless_tree_on_a_small_pool(manager, name):
     manager.update_provider(trees._pool_report(total=15))
 
 
+def _report_second_pool(manager, pool_uuid, aggregate):
+    """A roomy pool next to the small one, in ``aggregate``."""
+    report = trees._pool_report(total=100)
+    report.provider.uuid, report.provider.name = pool_uuid, "ceph-pool-2"
+    report.provider.aggregates = [aggregate]
+    manager.update_provider(report)
+
+
 def test_a_misfit_for_want_of_pool_room_fits_once_the_pool_frees(manager):
     # only the pool's usage moves (a volume on it is deleted; no report of
     # the pool, no change to the tree): the pool's new state must make
@@ -225,10 +233,7 @@ def test_a_misfit_for_want_of_pool_room_fits_once_a_pool_joins(manager):
     with pytest.raises(exception.NoValidHost):
         manager.select_destinations(wants, [str(uuid.uuid4())])
     second = str(uuid.UUID(int=0x99))
-    report = trees._pool_report(total=100)
-    report.provider.uuid = second
-    report.provider.name = "ceph-pool-2"
-    manager.update_provider(report)
+    _report_second_pool(manager, second, trees.POOL_AGG)
     sels = manager.select_destinations(wants, [str(uuid.uuid4())])[0]
     assert sels[0].allocation_request.as_mapping()[second] == {
         "DISK_GB": 10}
@@ -239,10 +244,7 @@ def test_a_misfit_fits_once_an_operator_lists_it_by_another_pool(manager):
     # aggregate of a second pool, which then serves it too
     _diskless_tree_on_a_small_pool(manager, "dl5")
     second, second_agg = str(uuid.UUID(int=0x98)), str(uuid.UUID(int=0x97))
-    report = trees._pool_report(total=100)
-    report.provider.uuid, report.provider.name = second, "ceph-pool-2"
-    report.provider.aggregates = [second_agg]
-    manager.update_provider(report)
+    _report_second_pool(manager, second, second_agg)
     wants = trees._vm_with_vf("CUSTOM_PHYSNET_A")
     manager.select_destinations(wants, [str(uuid.uuid4())])   # 10 of 15
     with pytest.raises(exception.NoValidHost):
