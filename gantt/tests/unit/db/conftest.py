@@ -57,3 +57,11 @@ def server_db(request, _server_databases):
     db, done = _database(request.param, _server_databases)
     yield db
     done()
+
+
+@pytest.fixture
+def postgresql_db(_server_databases):
+    """A migrated, empty PostgreSQL database (what only it does)."""
+    db, done = _database("postgresql", _server_databases)
+    yield db
+    done()

@@ -1,0 +1,107 @@
+"""Server-side prepared statements for a claim's statements on PostgreSQL.
+
+A claim's statements touch a handful of rows, so PostgreSQL spends about
+as long planning each of them as running it (the snapshot: 0.2 to 0.3 ms
+of planning for 0.1 ms of execution on the development machine). Such a
+statement is prepared once per connection (``PREPARE``) and run with
+``EXECUTE``, and the connection plans prepared statements once, generically
+(``plan_cache_mode = force_generic_plan``, set when it connects): their
+plans do not depend on the values (index lookups by id and uuid).
+
+The SQL given is what SQLAlchemy compiles for psycopg2 (``%(name)s``
+placeholders); it becomes ``$1 .. $n`` in the ``PREPARE``. ``EXECUTE``
+runs through SQLAlchemy's connection, so oslo.db still turns errors into
+its typed exceptions (duplicate entry, deadlock, lost connection).
+
+A prepared statement lives as long as its server connection and survives
+a rolled-back transaction; a connection replaced after an error is a new
+DBAPI connection, on which statements are prepared again.
+"""
+
+import dataclasses
+import functools
+import hashlib
+import re
+import threading
+import weakref
+
+import sqlalchemy as sa
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+
+#: statements prepared on one connection at most; the common shapes (a
+#: snapshot of a few providers, one consumer's writes) come first
+MAX_PER_CONNECTION = 64
+
+#: DBAPI connection -> names of the statements prepared on it
+_prepared_on = weakref.WeakKeyDictionary()
+_prepared_lock = threading.Lock()
+
+
+@dataclasses.dataclass(frozen=True)
+class Statement:
+    name: str
+    prepare: str       # PREPARE name AS ... ($n placeholders)
+    execute: str       # EXECUTE name (%(a)s, ...) (psycopg2 placeholders)
+
+
+@functools.lru_cache(maxsize=256)
+def statement(sql):
+    """The PREPARE and EXECUTE forms of ``sql`` (pyformat placeholders)."""
+    names = []
+
+    def positional(match):
+        name = match.group(1)
+        if name not in names:
+            names.append(name)
+        return "$%d" % (names.index(name) + 1)
+
+    body = _PLACEHOLDER.sub(positional, sql)
+    name = "gantt_" + hashlib.sha1(sql.encode()).hexdigest()[:20]
+    execute = "EXECUTE " + name
+    if names:
+        execute += " (%s)" % ", ".join("%%(%s)s" % n for n in names)
+    return Statement(name, "PREPARE %s AS %s" % (name, body), execute)
+
+
+def execute(conn, sql, params):
+    """Run ``sql`` with ``params`` as a prepared statement on ``conn``'s
+    server connection, preparing it there first if needed.
+
+    :param conn: a SQLAlchemy Connection to PostgreSQL (psycopg2)
+    :returns: the CursorResult of the EXECUTE
+    """
+    stmt = statement(sql)
+    dbapi_conn = conn.connection.dbapi_connection
+    with _prepared_lock:
+        done = _prepared_on.setdefault(dbapi_conn, set())
+    if stmt.name not in done:
+        if len(done) >= MAX_PER_CONNECTION:
+            # rare shapes (large batches) run as they are: each prepared
+            # statement holds server memory for the connection's life
+            return conn.exec_driver_sql(sql, params)
+        # through SQLAlchemy, for oslo.db's typed errors; it interpolates
+        # even without parameters, so a literal % stays escaped as %%
+        conn.exec_driver_sql(stmt.prepare)
+        done.add(stmt.name)
+    return conn.exec_driver_sql(stmt.execute, params)
+
+
+def plan_generically(engine):
+    """Make ``engine``'s PostgreSQL connections plan prepared statements
+    once, whatever the values (PostgreSQL 12 and later)."""
+    @sa.event.listens_for(engine, "connect")
+    def _generic_plans(dbapi_conn, _record):
+        if dbapi_conn.server_version < 120000:
+            return
+        cursor = dbapi_conn.cursor()
+        try:
+            cursor.execute("SET plan_cache_mode = force_generic_plan")
+        finally:
+            cursor.close()
+        # SET is transactional: commit it, or the first rollback undoes it
+        dbapi_conn.commit()
+
+    # oslo.db connected once already, to test the URL: that connection
+    # would never get the setting
+    engine.pool.dispose()
