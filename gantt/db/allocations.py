@@ -184,7 +184,7 @@ def _write_new_at_once(conn, providers, consumers, rows, now, group):
                                        len(consumers), len(rows),
                                        group is not None)
     try:
-        counts = prepared.execute(conn, sql, {**defaults, **params}).one()
+        (counts,) = prepared.execute(conn, sql, {**defaults, **params})
     except db_exc.DBDuplicateEntry:
         raise _consumer_exists(consumers) from None
     if counts[0] != len(ordered):
@@ -442,7 +442,8 @@ def _snapshot(conn, uuids=(), ids=(), without=None, hosts=False):
     shape = (bool(uuids), bool(ids), without is not None, hosts)
     if conn.dialect.name == "postgresql":
         sql, defaults = _snapshot_sql(conn.dialect, *shape)
-        rows = prepared.execute(conn, sql, {**defaults, **params})
+        rows = map(_SnapshotRow._make,
+                   prepared.execute(conn, sql, {**defaults, **params}))
     else:
         rows = conn.execute(_snapshot_statement(*shape), params)
     for row in rows:
@@ -498,6 +499,14 @@ def _snapshot_statement(by_uuid, by_id, without, hosts, arrays=False):
             .select_from(RP.outerjoin(
                 INV, INV.c.resource_provider_id == RP.c.id))
             .where(sa.or_(*wanted)))
+
+
+#: a row of the snapshot as PostgreSQL's prepared path returns it (the
+#: names of the SELECT's columns, as SQLAlchemy's rows have them)
+_SnapshotRow = collections.namedtuple("_SnapshotRow", (
+    "id", "uuid", "generation", "root_provider_id", "is_host",
+    "resource_class", "total", "reserved", "min_unit", "max_unit",
+    "step_size", "allocation_ratio", "used"))
 
 
 @functools.lru_cache(maxsize=32)

@@ -69,7 +69,7 @@ def execute(conn, sql, params):
     server connection, preparing it there first if needed.
 
     :param conn: a SQLAlchemy Connection to PostgreSQL (psycopg2)
-    :returns: the CursorResult of the EXECUTE
+    :returns: the rows, as tuples
     """
     stmt = statement(sql)
     dbapi_conn = conn.connection.dbapi_connection
@@ -79,12 +79,36 @@ def execute(conn, sql, params):
         if len(done) >= MAX_PER_CONNECTION:
             # rare shapes (large batches) run as they are: each prepared
             # statement holds server memory for the connection's life
-            return conn.exec_driver_sql(sql, params)
+            return [tuple(r) for r in conn.exec_driver_sql(sql, params)]
         # through SQLAlchemy, for oslo.db's typed errors; it interpolates
         # even without parameters, so a literal % stays escaped as %%
         conn.exec_driver_sql(stmt.prepare)
         done.add(stmt.name)
-    return conn.exec_driver_sql(stmt.execute, params)
+    return _run(conn, dbapi_conn, stmt.execute, params)
+
+
+def _run(conn, dbapi_conn, statement_text, params):
+    """The EXECUTE on the driver's cursor: SQLAlchemy's result handling of
+    a textual statement (column names decoded, result processors looked
+    up for every column, every time) cost more than the database's work
+    for a claim's snapshot. What SQLAlchemy does around a statement that
+    matters here is kept: cursor events fire, and an error goes through
+    its handling, so oslo.db turns it into its typed exceptions and a lost
+    connection is invalidated (``Connection._handle_dbapi_exception`` is
+    how SQLAlchemy's own execution does it)."""
+    cursor = dbapi_conn.cursor()
+    if conn._has_events or conn.engine._has_events:
+        conn.dispatch.before_cursor_execute(conn, cursor, statement_text,
+                                            params, None, False)
+    try:
+        cursor.execute(statement_text, params)
+        rows = cursor.fetchall()
+    except Exception as exc:
+        conn._handle_dbapi_exception(exc, statement_text, params, cursor,
+                                     None)
+    finally:
+        cursor.close()
+    return rows
 
 
 def plan_generically(engine):

@@ -2,6 +2,7 @@
 planned once per server connection, and stay right across rollbacks and
 replaced connections."""
 
+from oslo_db import exception as db_exc
 import pytest
 import sqlalchemy as sa
 
@@ -138,3 +139,43 @@ def test_past_the_cap_a_shape_runs_unprepared(one_connection,
     with db.begin() as conn:
         assert allocations.consumer_allocations(conn, VM3) == {
             H1: {"VCPU": 1}}
+
+
+def test_the_snapshot_rows_are_named_as_the_select_names_them():
+    statement = allocations._snapshot_statement(True, True, True, True,
+                                                arrays=True)
+    assert allocations._SnapshotRow._fields == tuple(
+        c.name for c in statement.selected_columns)
+
+
+def test_a_connection_lost_under_a_prepared_statement_is_typed(
+        pg, monkeypatch):
+    """The server dropped the connection the statements were prepared
+    on: the claim fails typed (a claim retries DBConnectionError), the
+    dead connection leaves the pool, and the next claim prepares on a new
+    one."""
+    monkeypatch.setattr(db_api, "PING_IDLE_AFTER", 3600)
+    db = db_api.Database(pg.url, max_pool_size=1)
+    try:
+        _claim(db, VM1, 1)          # the statements are prepared there
+        with db.begin() as conn:
+            victim = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar()
+        with pg.begin() as conn:
+            conn.exec_driver_sql("SELECT pg_terminate_backend(%d)" % victim)
+        with pytest.raises(db_exc.DBConnectionError):
+            _claim(db, VM2, 1)
+        _claim(db, VM2, 1)          # on a new connection, prepared anew
+    finally:
+        db.dispose()
+    with pg.begin() as conn:
+        assert allocations.consumer_allocations(conn, VM2) == {
+            H1: {"VCPU": 1}}
+
+
+def test_a_stored_consumer_is_refused_typed_on_the_prepared_path(
+        one_connection):
+    db = one_connection
+    _claim(db, VM1, 1)
+    with pytest.raises(allocations.ConsumerExists):
+        _claim(db, VM1, 1)
+    _claim(db, VM2, 1)              # the connection is still usable
