@@ -69,6 +69,8 @@ def execute(conn, sql, params):
     server connection, preparing it there first if needed.
 
     :param conn: a SQLAlchemy Connection to PostgreSQL (psycopg2)
+    :param sql: a statement that returns rows (a SELECT, or DML with
+        RETURNING or a SELECT over its CTEs)
     :returns: the rows, as tuples
     """
     stmt = statement(sql)
