@@ -471,7 +471,12 @@ def _run(args, rng, daemon, topic, db_url):
         print("gantt-scheduler exited early; see %s" % daemon.log_file)
         return False
     agents.report_all()
-    _wait_for_hosts(client, agents, args.hosts)
+    # a short timeout while waiting: a call sent before the workers have
+    # bound their queues is dropped by the broker, and with the usual
+    # timeout that one lost call would use up the whole wait (a slow
+    # machine takes more than the second above to start a worker)
+    _wait_for_hosts(rpc_client.SchedulerClient(transport, topic, timeout=3),
+                    agents, args.hosts)
     print("  %d agents reported in %.1f s" % (args.hosts,
                                               time.monotonic() - started))
     threading.Thread(target=agents.run, daemon=True).start()
