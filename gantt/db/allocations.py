@@ -501,14 +501,6 @@ def _snapshot_statement(by_uuid, by_id, without, hosts, arrays=False):
             .where(sa.or_(*wanted)))
 
 
-#: a row of the snapshot as PostgreSQL's prepared path returns it (the
-#: names of the SELECT's columns, as SQLAlchemy's rows have them)
-_SnapshotRow = collections.namedtuple("_SnapshotRow", (
-    "id", "uuid", "generation", "root_provider_id", "is_host",
-    "resource_class", "total", "reserved", "min_unit", "max_unit",
-    "step_size", "allocation_ratio", "used"))
-
-
 @functools.lru_cache(maxsize=32)
 def _snapshot_sql(dialect, by_uuid, by_id, without, hosts):
     """:func:`_snapshot`'s SELECT as PostgreSQL text, to be prepared (see
@@ -520,6 +512,13 @@ def _snapshot_sql(dialect, by_uuid, by_id, without, hosts):
                                    arrays=True).compile(dialect=dialect)
     return str(compiled), {k: v for k, v in compiled.params.items()
                            if k not in ("uuids", "ids", "without")}
+
+
+#: a row of the snapshot as PostgreSQL's prepared path returns it, named
+#: as the SELECT names its columns (as SQLAlchemy's rows are)
+_SnapshotRow = collections.namedtuple("_SnapshotRow", [
+    c.name for c in _snapshot_statement(True, False, False, False,
+                                        arrays=True).selected_columns])
 
 
 def _by_uuid(providers, wanted):

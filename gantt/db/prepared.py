@@ -10,8 +10,9 @@ plans do not depend on the values (index lookups by id and uuid).
 
 The SQL given is what SQLAlchemy compiles for psycopg2 (``%(name)s``
 placeholders); it becomes ``$1 .. $n`` in the ``PREPARE``. ``EXECUTE``
-runs through SQLAlchemy's connection, so oslo.db still turns errors into
-its typed exceptions (duplicate entry, deadlock, lost connection).
+runs on the driver's cursor, with its errors handed to SQLAlchemy's
+connection, so oslo.db still turns them into its typed exceptions
+(duplicate entry, deadlock, lost connection).
 
 A prepared statement lives as long as its server connection and survives
 a rolled-back transaction; a connection replaced after an error is a new
@@ -48,13 +49,10 @@ class Statement:
 @functools.lru_cache(maxsize=256)
 def statement(sql):
     """The PREPARE and EXECUTE forms of ``sql`` (pyformat placeholders)."""
-    names = []
+    names = {}       # name -> its position, in order of appearance
 
     def positional(match):
-        name = match.group(1)
-        if name not in names:
-            names.append(name)
-        return "$%d" % (names.index(name) + 1)
+        return "$%d" % names.setdefault(match.group(1), len(names) + 1)
 
     body = _PLACEHOLDER.sub(positional, sql)
     name = "gantt_" + hashlib.sha1(sql.encode()).hexdigest()[:20]
