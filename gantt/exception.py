@@ -81,6 +81,17 @@ class ConfigurationError(GanttException):
     code = "gantt.configuration_error"
 
 
+class VersionCapped(GanttException):
+    """Raised to the caller before anything is sent: the method is newer
+    than the RPC API version the caller is capped at."""
+
+    msg_fmt = ("%(method)s needs RPC API %(version)s, but [upgrade_levels] "
+               "scheduler caps what this caller sends at %(cap)s (for "
+               "workers not upgraded yet); raise or remove the cap once "
+               "every worker serves %(version)s")
+    code = "gantt.version_capped"
+
+
 class ServiceUnavailable(GanttException):
     """Retryable: nothing was decided (a claim made is undone or kept once;
     retrying with the same instance uuids replaces it)."""

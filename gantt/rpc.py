@@ -61,13 +61,36 @@ def _rejected(reason):
 
 
 class Serializer(messaging.Serializer):
-    """Versioned objects in, versioned objects out; any dict as context."""
+    """Versioned objects in, versioned objects out; any dict as context.
 
-    def __init__(self):
+    :param version_manifest: ``{object name: version}`` to send objects at
+        (a caller's version cap, see gantt.rpcapi.versions); None sends
+        each at its own version
+    """
+
+    def __init__(self, version_manifest=None):
         self._objects = objects_base.GanttObjectSerializer()
+        self._manifest = version_manifest
 
     def serialize_entity(self, ctxt, entity):
-        return self._objects.serialize_entity(ctxt, entity)
+        if self._manifest is None:
+            return self._objects.serialize_entity(ctxt, entity)
+        return self._backported(entity)
+
+    def _backported(self, entity):
+        if isinstance(entity, dict):
+            return {k: self._backported(v) for k, v in entity.items()}
+        if isinstance(entity, tuple):
+            return tuple(self._backported(v) for v in entity)
+        if isinstance(entity, (list, set)):
+            return [self._backported(v) for v in entity]
+        if isinstance(entity, objects_base.GanttObject):
+            # children follow the manifest too (ovo backports them by it)
+            return entity.obj_to_primitive(
+                target_version=self._manifest.get(entity.obj_name(),
+                                                  entity.VERSION),
+                version_manifest=self._manifest)
+        return entity
 
     def deserialize_entity(self, ctxt, entity):
         try:
@@ -218,6 +241,9 @@ def get_server(transport, target, endpoints, on_reject=None, inline=None,
                   after_batch=after_batch)
 
 
-def get_client(transport, target, **kwargs):
-    return messaging.get_rpc_client(transport, target,
-                                    serializer=Serializer(), **kwargs)
+def get_client(transport, target, version_manifest=None, **kwargs):
+    """An RPC client; ``version_manifest`` as for :class:`Serializer`
+    (with ``version_cap`` among ``kwargs`` for a capped caller)."""
+    return messaging.get_rpc_client(
+        transport, target, serializer=Serializer(version_manifest),
+        **kwargs)

@@ -5,9 +5,11 @@ import sys
 from oslo_upgradecheck import upgradecheck
 
 from gantt import exception
+from gantt import rpcapi
 from gantt.cmd import common
 from gantt.db import api as db_api
 from gantt.db import migration
+from gantt.rpcapi import versions
 from gantt.scheduler import plugins
 
 
@@ -48,10 +50,34 @@ class Checks(upgradecheck.UpgradeCommands):
                                              sched.service_down_time))
         return upgradecheck.Result(upgradecheck.Code.SUCCESS)
 
+    def _check_version_cap(self):
+        cap = self.conf.upgrade_levels.scheduler
+        if cap is None:
+            return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+        try:
+            versions.manifest_for(cap)
+        except exception.ConfigurationError as exc:
+            return upgradecheck.Result(upgradecheck.Code.FAILURE, str(exc))
+        newer = [v for v in versions.OBJECT_VERSIONS
+                 if versions.parse(v) > versions.parse(cap)]
+        if not newer:
+            return upgradecheck.Result(
+                upgradecheck.Code.WARNING,
+                "[upgrade_levels] scheduler = %s is this code's own RPC API "
+                "version: the cap changes nothing and can be removed." % cap)
+        return upgradecheck.Result(
+            upgradecheck.Code.WARNING,
+            "[upgrade_levels] scheduler = %s: this service sends RPC API %s "
+            "and the object versions that version carries, not those of %s "
+            "(methods added since are refused). Remove the cap (and "
+            "restart) once every gantt-scheduler serves %s." % (
+                cap, cap, ", ".join(newer), rpcapi.RPC_API_VERSION))
+
     _upgrade_checks = (
         ("Database schema", _check_schema),
         ("Enabled filters and weighers", _check_plugins),
         ("Liveness settings", _check_liveness_settings),
+        ("RPC version cap", _check_version_cap),
     )
 
 

@@ -11,9 +11,10 @@ from gantt.conf import metrics
 from gantt.conf import pci
 from gantt.conf import request_filters
 from gantt.conf import scheduler
+from gantt.conf import upgrade_levels
 
 ALL_MODULES = (scheduler, request_filters, filter_scheduler, metrics, pci,
-               cells, database)
+               cells, database, upgrade_levels)
 
 
 def register_opts(conf):

@@ -11,6 +11,9 @@ RPC API version history:
   get_allocation_candidates, claim_allocations, move_claim, confirm_move,
   revert_move (calls) and providers_changed (fanout cast); ComputeNode 1.3
   carries child providers, RequestSpec 1.1 same_subtree and root traits
+* 1.4 - No method changed: ComputeNode 1.4 (NUMACell 1.1, with SMT
+  siblings) may be sent. Which object versions each RPC version carries
+  is in gantt.rpcapi.versions; ``[upgrade_levels] scheduler`` caps both.
 
 Topics (not versions: the messages are unchanged): since 1.3,
 update_resource_stats goes to the stats topic (``[scheduler] stats_topic``,
@@ -22,30 +25,58 @@ external callers send it.
 import oslo_messaging as messaging
 
 from gantt import context as gantt_context
+from gantt import exception
 from gantt import rpc
 from gantt import rpcapi
+from gantt.rpcapi import versions
 
 
 class SchedulerClient:
     """:param stats_topic: where reports are cast; by default the stats
         topic of ``topic`` (``<topic>-stats``), see ``[scheduler]
-        stats_topic``"""
+        stats_topic``
+    :param version_cap: the newest RPC API version to send, objects
+        included (``[upgrade_levels] scheduler``); None for no cap
+    :raises: ConfigurationError for a cap this code cannot honour
+    """
 
     def __init__(self, transport, topic="gantt-scheduler", timeout=None,
-                 stats_topic=None):
+                 stats_topic=None, version_cap=None):
+        manifest = None
+        if version_cap is not None:
+            manifest = versions.manifest_for(version_cap)
+        self.version_cap = version_cap
         target = messaging.Target(exchange=rpcapi.EXCHANGE, topic=topic,
                                   version=rpcapi.CLIENT_BASE_VERSION)
-        self._client = rpc.get_client(transport, target, timeout=timeout)
+        self._client = rpc.get_client(transport, target, timeout=timeout,
+                                      version_cap=version_cap,
+                                      version_manifest=manifest)
         self.stats_topic = rpcapi.stats_topic(topic, stats_topic)
         self._stats = rpc.get_client(
-            transport, target(topic=self.stats_topic),
-            timeout=timeout).prepare(fanout=True)
+            transport, target(topic=self.stats_topic), timeout=timeout,
+            version_cap=version_cap,
+            version_manifest=manifest).prepare(fanout=True)
 
     @classmethod
     def from_conf(cls, conf, transport=None, timeout=None):
         transport = transport or rpc.get_transport(conf)
         return cls(transport, conf.scheduler.topic, timeout=timeout,
-                   stats_topic=conf.scheduler.stats_topic)
+                   stats_topic=conf.scheduler.stats_topic,
+                   version_cap=conf.upgrade_levels.scheduler)
+
+    def can_send_version(self, version):
+        """Whether the cap lets this client send ``version``."""
+        return self._client.can_send_version(version)
+
+    def _prepare(self, method, version, **kwargs):
+        """The client context for a method added in ``version``.
+
+        :raises: VersionCapped (nothing is sent)
+        """
+        if not self._client.can_send_version(version):
+            raise exception.VersionCapped(method=method, version=version,
+                                          cap=self.version_cap)
+        return self._client.prepare(version=version, **kwargs)
 
     @staticmethod
     def _ctxt(ctxt):
@@ -102,7 +133,7 @@ class SchedulerClient:
 
         :raises: InvalidRequest
         """
-        return self._client.prepare(version="1.2").call(
+        return self._prepare("explain", "1.2").call(
             self._ctxt(ctxt), "explain", request_spec=request_spec,
             limit=limit)
 
@@ -114,26 +145,26 @@ class SchedulerClient:
 
         :raises: InvalidRequest
         """
-        stored = self._client.prepare(version="1.2").call(
+        stored = self._prepare("set_aggregate", "1.2").call(
             self._ctxt(ctxt), "set_aggregate", aggregate=aggregate)
         self.aggregates_changed(ctxt)
         return stored
 
     def delete_aggregate(self, ctxt, aggregate_uuid):
         """Delete an aggregate; False when there was none."""
-        deleted = self._client.prepare(version="1.2").call(
+        deleted = self._prepare("delete_aggregate", "1.2").call(
             self._ctxt(ctxt), "delete_aggregate",
             aggregate_uuid=aggregate_uuid)
         self.aggregates_changed(ctxt)
         return deleted
 
     def get_aggregates(self, ctxt):
-        return self._client.prepare(version="1.2").call(
+        return self._prepare("get_aggregates", "1.2").call(
             self._ctxt(ctxt), "get_aggregates")
 
     def aggregates_changed(self, ctxt):
         """Tell every worker to re-read the aggregates from the database."""
-        self._client.prepare(version="1.2", fanout=True).cast(
+        self._prepare("aggregates_changed", "1.2", fanout=True).cast(
             self._ctxt(ctxt), "aggregates_changed")
 
     # -- 1.3: provider trees, standalone providers, candidates, moves -----
@@ -148,7 +179,7 @@ class SchedulerClient:
 
         :raises: InvalidRequest, ServiceUnavailable
         """
-        result = self._client.prepare(version="1.3").call(
+        result = self._prepare("report_resource_stats", "1.3").call(
             self._ctxt(ctxt), "report_resource_stats",
             compute_node=compute_node, force=force)
         self.update_resource_stats(ctxt, compute_node)
@@ -161,7 +192,7 @@ class SchedulerClient:
         :returns: a ReportResult
         :raises: InvalidRequest
         """
-        result = self._client.prepare(version="1.3").call(
+        result = self._prepare("update_provider", "1.3").call(
             self._ctxt(ctxt), "update_provider", report=report)
         self.providers_changed(ctxt)
         return result
@@ -171,14 +202,14 @@ class SchedulerClient:
 
         :raises: ProviderInUse while it holds allocations
         """
-        deleted = self._client.prepare(version="1.3").call(
+        deleted = self._prepare("delete_provider", "1.3").call(
             self._ctxt(ctxt), "delete_provider", provider_uuid=provider_uuid)
         self.providers_changed(ctxt)
         return deleted
 
     def providers_changed(self, ctxt):
         """Tell every worker to re-read the standalone providers."""
-        self._client.prepare(version="1.3", fanout=True).cast(
+        self._prepare("providers_changed", "1.3", fanout=True).cast(
             self._ctxt(ctxt), "providers_changed")
 
     def get_allocation_candidates(self, ctxt, request_spec, limit=1000):
@@ -187,7 +218,7 @@ class SchedulerClient:
 
         :raises: InvalidRequest
         """
-        return self._client.prepare(version="1.3").call(
+        return self._prepare("get_allocation_candidates", "1.3").call(
             self._ctxt(ctxt), "get_allocation_candidates",
             request_spec=request_spec, limit=limit)
 
@@ -199,7 +230,7 @@ class SchedulerClient:
         :raises: CapacityExceeded, ProviderNotFound, ClaimConflict,
             InvalidRequest
         """
-        return self._client.prepare(version="1.3").call(
+        return self._prepare("claim_allocations", "1.3").call(
             self._ctxt(ctxt), "claim_allocations",
             consumer_uuid=consumer_uuid,
             allocation_request=allocation_request, project_id=project_id,
@@ -213,19 +244,19 @@ class SchedulerClient:
         :returns: ``[claimed, alternates…]``
         :raises: NoValidHost (nothing changed), InvalidRequest
         """
-        return self._client.prepare(version="1.3").call(
+        return self._prepare("move_claim", "1.3").call(
             self._ctxt(ctxt), "move_claim", request_spec=request_spec,
             instance_uuid=instance_uuid, migration_uuid=migration_uuid,
             return_alternates=return_alternates)
 
     def confirm_move(self, ctxt, migration_uuid):
         """Free the source of a move; False when nothing was held."""
-        return self._client.prepare(version="1.3").call(
+        return self._prepare("confirm_move", "1.3").call(
             self._ctxt(ctxt), "confirm_move", migration_uuid=migration_uuid)
 
     def revert_move(self, ctxt, instance_uuid, migration_uuid):
         """Give the instance its source back; False when nothing was
         held (already reverted or confirmed)."""
-        return self._client.prepare(version="1.3").call(
+        return self._prepare("revert_move", "1.3").call(
             self._ctxt(ctxt), "revert_move", instance_uuid=instance_uuid,
             migration_uuid=migration_uuid)

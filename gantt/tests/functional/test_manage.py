@@ -73,3 +73,48 @@ def test_unmigrated_database_stops_the_daemon(tmp_path):
     result = _run("gantt-scheduler", "--config-file", str(conf))
     assert result.returncode == 2
     assert "gantt-manage db sync" in result.stderr
+
+
+
+def _status(tmp_path, extra=""):
+    """``gantt-status upgrade check``: (exit code, its table as one line
+    of words, as the table wraps its messages)."""
+    conf = tmp_path / "gantt.conf"
+    conf.write_text("[database]\nconnection = sqlite:///%s\n%s"
+                    % (tmp_path / "g.sqlite", extra))
+    out = _run("gantt-status", "--config-file", str(conf), "upgrade",
+               "check")
+    assert not out.stderr, out.stderr
+    return out.returncode, " ".join(out.stdout.replace("|", " ").split())
+
+
+def _sync(tmp_path):
+    sync = _run("gantt-manage", "--config-file", str(tmp_path / "gantt.conf"),
+                "db", "sync")
+    assert sync.returncode == 0, sync.stderr
+
+
+def test_upgrade_check_says_what_to_do(tmp_path):
+    # oslo.upgradecheck's exit codes: 0 success, 1 warning, 2 failure
+    code, text = _status(tmp_path)
+    assert code == 2, text
+    assert "Run 'gantt-manage db sync'" in text
+    _sync(tmp_path)
+    code, text = _status(tmp_path)
+    assert code == 0, text
+    for check in ("Database schema", "Enabled filters and weighers",
+                  "Liveness settings", "RPC version cap"):
+        assert "Check: %s Result: Success" % check in text
+
+
+def test_upgrade_check_reminds_of_a_version_cap(tmp_path):
+    _status(tmp_path)
+    _sync(tmp_path)
+    code, text = _status(tmp_path, "[upgrade_levels]\nscheduler = 1.2\n")
+    assert code == 1, text
+    assert "Check: RPC version cap Result: Warning" in text
+    assert "[upgrade_levels] scheduler = 1.2" in text
+    assert "once every gantt-scheduler serves 1.4" in text
+    code, text = _status(tmp_path, "[upgrade_levels]\nscheduler = 2.0\n")
+    assert code == 2, text
+    assert "this code speaks RPC API 1.0 to 1.4" in text

@@ -1,0 +1,79 @@
+"""Which object versions each RPC API version carries.
+
+A worker that serves RPC API version X reads the objects at the versions
+listed for X (and older minor versions of each). A caller capped at X
+(``[upgrade_levels] scheduler = X``, see :mod:`gantt.conf.upgrade_levels`)
+sends no method newer than X and serialises every object at the version
+listed for X, backported by the objects' own ``obj_make_compatible`` steps
+(children included: the whole list is the manifest oslo.versionedobjects
+backports by). So a caller upgraded before the workers still speaks to
+them in a form they read.
+
+Every change of an object's version must come with a new RPC API version
+here, even when no method changes: a worker refuses an object version
+newer than its own, so the cap must be able to name the set before the
+change. A unit test holds the newest entry equal to the registry.
+
+An object missing from an entry did not exist at that version; it is
+sent as it is (only methods newer than the cap carry it, and those are
+refused before anything is sent).
+"""
+
+from gantt import exception
+
+_V1_0 = {
+    "AllocationItem": "1.0", "AllocationRequest": "1.0",
+    "ComputeNode": "1.0", "Destination": "1.0", "Flavor": "1.0",
+    "HostState": "1.0", "ImageMeta": "1.0", "InstanceGroup": "1.0",
+    "Inventory": "1.0", "ProviderUsage": "1.0", "RequestGroup": "1.0",
+    "RequestSpec": "1.0", "ResourceUsage": "1.0",
+    "SchedulerStatistics": "1.0", "Selection": "1.0",
+}
+
+# 1.2: aggregates and explain; agents report instances, NUMA cells and PCI
+# pools; peers' usage casts carry their time
+_V1_2 = dict(
+    _V1_0, Aggregate="1.0", ComputeNode="1.2", Explanation="1.0",
+    FilterStep="1.0", NUMACell="1.0", NUMAPagePool="1.0",
+    PciDevicePool="1.0", ProviderUsage="1.1", SchedulerStatistics="1.1",
+    WeighedHost="1.0")
+
+# 1.3: provider trees, standalone providers, granular requests, moves
+_V1_3 = dict(
+    _V1_2, AllocationCandidate="1.0", ComputeNode="1.3",
+    ProviderReport="1.0", ReportResult="1.0", RequestSpec="1.1",
+    ResourceProvider="1.0")
+
+# 1.4: NUMA cells list their SMT siblings (no method changed)
+_V1_4 = dict(_V1_3, ComputeNode="1.4", NUMACell="1.1")
+
+#: RPC API version -> {object name: version}, oldest first
+OBJECT_VERSIONS = {"1.0": _V1_0, "1.2": _V1_2, "1.3": _V1_3, "1.4": _V1_4}
+
+
+def parse(version):
+    """``"1.3"`` -> ``(1, 3)``; ConfigurationError for anything else."""
+    try:
+        major, minor = version.split(".")
+        return int(major), int(minor)
+    except (AttributeError, ValueError):
+        raise exception.ConfigurationError(
+            reason="RPC API version %r is not MAJOR.MINOR" % (version,)
+        ) from None
+
+
+def manifest_for(cap):
+    """The object versions a caller capped at ``cap`` sends.
+
+    :raises: ConfigurationError if ``cap`` is malformed, older than the
+        oldest version or of another major version than this code's
+    """
+    wanted = parse(cap)
+    known = sorted(OBJECT_VERSIONS, key=parse)
+    newest = parse(known[-1])
+    if wanted[0] != newest[0] or wanted < parse(known[0]):
+        raise exception.ConfigurationError(
+            reason="[upgrade_levels] scheduler = %s: this code speaks RPC "
+                   "API %s to %s" % (cap, known[0], known[-1]))
+    usable = [v for v in known if parse(v) <= wanted]
+    return dict(OBJECT_VERSIONS[usable[-1]])

@@ -1,0 +1,198 @@
+"""The version cap: which objects each RPC version carries, and a capped
+client that sends only what that version's workers read."""
+
+from oslo_config import cfg
+import oslo_messaging as messaging
+from oslo_versionedobjects import base as ovo_base
+import pytest
+
+from gantt import conf as gantt_conf
+from gantt import exception
+from gantt import objects
+from gantt import rpc
+from gantt import rpcapi
+from gantt.objects import base
+from gantt.objects import numa
+from gantt.objects import provider
+from gantt.objects import request_spec
+from gantt.rpcapi import client as rpc_client
+from gantt.rpcapi import versions
+from gantt.tests import factories
+
+objects.register_all()
+
+
+def _registry():
+    return {name: classes[0].VERSION for name, classes in
+            base.GanttObjectRegistry.obj_classes().items()}
+
+
+def test_the_newest_rpc_version_carries_every_object_as_it_is_now():
+    """An object bumped without a new RPC version here could not be
+    capped: add the version (rpcapi.RPC_API_VERSION, the history in
+    gantt.rpcapi.client and an entry in versions.OBJECT_VERSIONS)."""
+    newest = max(versions.OBJECT_VERSIONS, key=versions.parse)
+    assert newest == rpcapi.RPC_API_VERSION
+    assert versions.OBJECT_VERSIONS[newest] == _registry()
+
+
+def test_each_rpc_version_names_object_versions_that_existed():
+    registry = _registry()
+    previous = {}
+    for rpc_version in sorted(versions.OBJECT_VERSIONS, key=versions.parse):
+        manifest = versions.OBJECT_VERSIONS[rpc_version]
+        for name, version in manifest.items():
+            # an object version never goes back, and never ahead of now
+            assert versions.parse(version) <= versions.parse(registry[name])
+            if name in previous:
+                assert (versions.parse(version)
+                        >= versions.parse(previous[name]))
+        assert set(previous) <= set(manifest)   # objects are not removed
+        previous = manifest
+
+
+@pytest.mark.parametrize("cap,expected", [
+    ("1.0", "1.0"), ("1.1", "1.0"), ("1.2", "1.2"), ("1.3", "1.3"),
+    ("1.4", "1.4"), ("1.9", "1.4")])
+def test_a_cap_uses_the_newest_version_at_or_below_it(cap, expected):
+    assert versions.manifest_for(cap) == versions.OBJECT_VERSIONS[expected]
+
+
+@pytest.mark.parametrize("cap", ["x", "1", "1.2.3", "", "2.0", "0.9"])
+def test_a_cap_this_code_cannot_honour_is_a_configuration_error(cap):
+    with pytest.raises(exception.ConfigurationError) as err:
+        versions.manifest_for(cap)
+    assert repr(cap) in str(err.value) or cap in str(err.value)
+
+
+def _node_with_everything():
+    node = factories.compute_node_obj("capped1")
+    node.instance_uuids = [factories.uuids(1)[0]]
+    node.numa_cells = [numa.NUMACell(
+        id=0, cpuset=[0, 1, 2, 3], pcpuset=[], memory_mb=32768,
+        siblings=[[0, 2], [1, 3]])]
+    node.child_providers = [provider.ResourceProvider(
+        uuid=factories.host_uuid("capped1_numa0"), name="capped1_numa0",
+        parent_provider_uuid=node.uuid, inventories=[], traits=[])]
+    return node
+
+
+def _versions_in(primitive, found=None):
+    """Every (object name, version) in a primitive, nested ones too."""
+    found = [] if found is None else found
+    if isinstance(primitive, dict):
+        if "gantt_object.name" in primitive:
+            found.append((primitive["gantt_object.name"],
+                          primitive["gantt_object.version"]))
+        for value in primitive.values():
+            _versions_in(value, found)
+    elif isinstance(primitive, list):
+        for value in primitive:
+            _versions_in(value, found)
+    return found
+
+
+@pytest.mark.parametrize("cap", ["1.0", "1.2", "1.3"])
+def test_a_capped_serializer_sends_what_that_version_reads(cap):
+    manifest = versions.manifest_for(cap)
+    node = _node_with_everything()
+    sent = rpc.Serializer(manifest).serialize_entity({}, {"n": [node]})
+    primitive = sent["n"][0]
+    found = _versions_in(primitive)
+    assert ("ComputeNode", manifest["ComputeNode"]) in found
+    for name, version in found:
+        assert version == manifest[name], (name, version)
+    data = primitive["gantt_object.data"]
+    assert ("child_providers" in data) == (cap >= "1.3")
+    assert ("numa_cells" in data) == (cap >= "1.2")
+    if "numa_cells" in data:
+        assert "siblings" not in data["numa_cells"][0]["gantt_object.data"]
+    # and today's reader still reads it, without the newer fields
+    back = rpc.Serializer().deserialize_entity({}, primitive)
+    assert back.uuid == node.uuid
+    assert back.child_providers == ([] if cap < "1.3"
+                                    else node.child_providers)
+
+
+def test_an_uncapped_serializer_sends_objects_as_they_are():
+    node = _node_with_everything()
+    primitive = rpc.Serializer().serialize_entity({}, node)
+    assert primitive["gantt_object.version"] == "1.4"
+    cell = primitive["gantt_object.data"]["numa_cells"][0]
+    assert cell["gantt_object.data"]["siblings"] == [[0, 2], [1, 3]]
+
+
+def test_a_request_spec_capped_at_1_0_drops_the_tree_constraints():
+    spec = request_spec.RequestSpec(
+        instance_uuid=factories.uuids(1)[0], project_id="p", user_id="u",
+        num_instances=1, flavor=factories.flavor(),
+        image=request_spec.ImageMeta(id=factories.uuids(1)[0],
+                                     properties={}),
+        same_subtree=[["_CPU", "_NET"]], root_required=["HW_CPU_X86_AVX2"])
+    primitive = rpc.Serializer(versions.manifest_for("1.2")).serialize_entity(
+        {}, spec)
+    assert primitive["gantt_object.version"] == "1.0"
+    assert "same_subtree" not in primitive["gantt_object.data"]
+    assert "root_required" not in primitive["gantt_object.data"]
+
+
+@pytest.fixture
+def fake_transport():
+    conf = cfg.ConfigOpts()
+    gantt_conf.register_opts(conf)
+    conf([], project="gantt")
+    transport = rpc.get_transport(conf, url="fake:///")
+    yield transport
+    transport.cleanup()
+
+
+@pytest.mark.parametrize("method,args", [
+    ("report_resource_stats", (None, None)),
+    ("get_allocation_candidates", (None, None)),
+    ("confirm_move", (None, "m")),
+    ("providers_changed", (None,)),
+])
+def test_a_method_newer_than_the_cap_is_refused_before_sending(
+        fake_transport, method, args):
+    client = rpc_client.SchedulerClient(fake_transport, "t",
+                                        version_cap="1.2")
+    with pytest.raises(exception.VersionCapped) as err:
+        getattr(client, method)(*args)
+    assert err.value.kwargs == {"method": method, "version": "1.3",
+                                "cap": "1.2"}
+    assert "[upgrade_levels] scheduler" in str(err.value)
+
+
+def test_the_cap_comes_from_the_configuration(fake_transport):
+    conf = cfg.ConfigOpts()
+    gantt_conf.register_opts(conf)
+    conf([], project="gantt")
+    conf.set_override("scheduler", "1.3", group="upgrade_levels")
+    client = rpc_client.SchedulerClient.from_conf(conf, fake_transport)
+    assert client.version_cap == "1.3"
+    assert client.can_send_version("1.3")
+    assert not client.can_send_version("1.4")
+    conf.clear_override("scheduler", group="upgrade_levels")
+    assert rpc_client.SchedulerClient.from_conf(
+        conf, fake_transport).can_send_version(rpcapi.RPC_API_VERSION)
+
+
+def test_a_malformed_cap_is_refused_by_the_configuration():
+    conf = cfg.ConfigOpts()
+    gantt_conf.register_opts(conf)
+    conf([], project="gantt")
+    with pytest.raises(ValueError):
+        conf.set_override("scheduler", "one.two", group="upgrade_levels")
+
+
+def test_a_cap_of_another_major_version_stops_the_client(fake_transport):
+    with pytest.raises(exception.ConfigurationError):
+        rpc_client.SchedulerClient(fake_transport, "t", version_cap="2.0")
+
+
+def test_every_object_in_a_manifest_is_a_gantt_object():
+    classes = base.GanttObjectRegistry.obj_classes()
+    for manifest in versions.OBJECT_VERSIONS.values():
+        for name in manifest:
+            assert issubclass(classes[name][0], ovo_base.VersionedObject)
+    assert messaging  # oslo.messaging's fake driver backs the client tests
