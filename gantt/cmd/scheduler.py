@@ -10,6 +10,7 @@ from gantt import service as gantt_service
 from gantt.cmd import common
 from gantt.db import api as db_api
 from gantt.db import migration
+from gantt.rpcapi import versions
 from gantt.scheduler import plugins
 
 LOG = logging.getLogger(__name__)
@@ -20,6 +21,10 @@ def _preflight(conf):
     plugins.load(plugins.FILTERS, conf.filter_scheduler.enabled_filters, conf)
     plugins.load(plugins.WEIGHERS, conf.filter_scheduler.enabled_weighers,
                  conf)
+    # every worker's client honours the cap for its casts to its peers
+    cap = version_cap(conf)
+    if cap is not None:
+        versions.manifest_for(cap)
     db = db_api.Database.from_conf(conf)
     try:
         current = migration.current_version(db)
@@ -30,6 +35,16 @@ def _preflight(conf):
             reason="database schema is at %s, this code needs %s: run "
                    "'gantt-manage db sync'" % (current,
                                               migration.head_version()))
+
+
+def version_cap(conf):
+    """``[upgrade_levels] scheduler``, or ConfigurationError if it is not
+    a ``MAJOR.MINOR`` version."""
+    try:
+        return conf.upgrade_levels.scheduler
+    except ValueError as exc:
+        raise exception.ConfigurationError(
+            reason="[upgrade_levels] scheduler: %s" % exc) from None
 
 
 def main(argv=None):

@@ -7,6 +7,7 @@ from oslo_upgradecheck import upgradecheck
 from gantt import exception
 from gantt import rpcapi
 from gantt.cmd import common
+from gantt.cmd import scheduler as scheduler_cmd
 from gantt.db import api as db_api
 from gantt.db import migration
 from gantt.rpcapi import versions
@@ -51,10 +52,10 @@ class Checks(upgradecheck.UpgradeCommands):
         return upgradecheck.Result(upgradecheck.Code.SUCCESS)
 
     def _check_version_cap(self):
-        cap = self.conf.upgrade_levels.scheduler
-        if cap is None:
-            return upgradecheck.Result(upgradecheck.Code.SUCCESS)
         try:
+            cap = scheduler_cmd.version_cap(self.conf)
+            if cap is None:
+                return upgradecheck.Result(upgradecheck.Code.SUCCESS)
             versions.manifest_for(cap)
         except exception.ConfigurationError as exc:
             return upgradecheck.Result(upgradecheck.Code.FAILURE, str(exc))

@@ -118,3 +118,23 @@ def test_upgrade_check_reminds_of_a_version_cap(tmp_path):
     code, text = _status(tmp_path, "[upgrade_levels]\nscheduler = 2.0\n")
     assert code == 2, text
     assert "this code speaks RPC API 1.0 to 1.4" in text
+    code, text = _status(tmp_path, "[upgrade_levels]\nscheduler = one\n")
+    assert code == 2, text
+    assert "[upgrade_levels] scheduler:" in text
+
+
+@pytest.mark.parametrize("cap,says", [
+    ("2.0", "[upgrade_levels] scheduler = 2.0: this code speaks RPC API "
+            "1.0 to 1.4"),
+    ("1.x", "[upgrade_levels] scheduler: "),
+])
+def test_a_cap_the_daemon_cannot_honour_stops_it(tmp_path, cap, says):
+    conf = tmp_path / "gantt.conf"
+    conf.write_text("[database]\nconnection = sqlite:///%s\n"
+                    "[upgrade_levels]\nscheduler = %s\n"
+                    % (tmp_path / "g.sqlite", cap))
+    _sync(tmp_path)
+    result = _run("gantt-scheduler", "--config-file", str(conf))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert says in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
