@@ -14,6 +14,7 @@ import json
 import sys
 
 from oslo_config import cfg
+import oslo_messaging as messaging
 
 from gantt import exception
 from gantt.cmd import common
@@ -200,7 +201,18 @@ def main(argv=None):
     conf = common.parse_args(sys.argv[1:] if argv is None else argv,
                              description="Gantt operator CLI",
                              cli_opts=[command], log=False)
-    return conf.command.func(conf) or 0
+    try:
+        return conf.command.func(conf) or 0
+    except messaging.MessagingTimeout:
+        print("gantt: no gantt-scheduler answered on topic %s within 30 s "
+              "(is it running, on this transport_url?)"
+              % conf.scheduler.topic, file=sys.stderr)
+        return 1
+    except exception.GanttException as exc:
+        # typed refusals (a version cap, a bad option…): one line, no
+        # traceback
+        print("gantt: %s" % exc, file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

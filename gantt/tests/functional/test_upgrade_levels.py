@@ -7,7 +7,10 @@ any object (nested ones included) newer than what 1.2 carries. The current
 daemon is the real ``gantt-scheduler``.
 """
 
+import os
 import queue
+import subprocess
+import sys
 import uuid
 
 import oslo_messaging as messaging
@@ -152,3 +155,25 @@ def test_todays_daemon_serves_a_capped_caller(daemon):
     assert not daemon.client.get_statistics(None).messages_rejected
     with pytest.raises(exception.VersionCapped):
         capped.get_allocation_candidates(None, spec)
+
+
+def test_the_operator_cli_honours_the_cap(daemon, tmp_path):
+    daemon.client.update_resource_stats(None, f.compute_node_obj("cli1"))
+    daemon.wait_for_hosts(1)
+    conf = tmp_path / "capped.conf"
+    conf.write_text(open(daemon.conf_file).read()
+                    + "\n[upgrade_levels]\nscheduler = 1.0\n")
+
+    def gantt(*args):
+        return subprocess.run(
+            [os.path.join(os.path.dirname(sys.executable), "gantt"),
+             "--config-file", str(conf), *args],
+            capture_output=True, text=True, timeout=60)
+
+    listed = gantt("host-list")
+    assert listed.returncode == 0, listed.stderr
+    assert "cli1" in listed.stdout
+    refused = gantt("aggregate-list")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "gantt: get_aggregates needs RPC API 1.2" in refused.stderr
+    assert "Traceback" not in refused.stderr
