@@ -14,6 +14,7 @@ never queues a call behind it in the pool, and costs no thread hand-off.
 
 import inspect
 import logging
+import threading
 
 import oslo_messaging as messaging
 from oslo_messaging import _utils as messaging_utils
@@ -26,6 +27,7 @@ from oslo_versionedobjects import exception as ovo_exc
 from gantt import context as gantt_context
 from gantt import exception
 from gantt.objects import base as objects_base
+from gantt.rpcapi import versions
 
 LOG = logging.getLogger(__name__)
 
@@ -71,9 +73,12 @@ class Serializer(messaging.Serializer):
     def __init__(self, version_manifest=None):
         self._objects = objects_base.GanttObjectSerializer()
         self._manifest = version_manifest
+        self._backport = frozenset()
+        if version_manifest is not None:
+            self._backport = versions.needing_backport(version_manifest)
 
     def serialize_entity(self, ctxt, entity):
-        if self._manifest is None:
+        if not self._backport:
             return self._objects.serialize_entity(ctxt, entity)
         return self._backported(entity)
 
@@ -85,6 +90,8 @@ class Serializer(messaging.Serializer):
         if isinstance(entity, (list, set)):
             return [self._backported(v) for v in entity]
         if isinstance(entity, objects_base.GanttObject):
+            if entity.obj_name() not in self._backport:
+                return entity.obj_to_primitive()     # the same either way
             # children follow the manifest too (ovo backports them by it)
             return entity.obj_to_primitive(
                 target_version=self._manifest.get(entity.obj_name(),
@@ -116,9 +123,14 @@ class Dispatcher(rpc_dispatcher.RPCDispatcher):
     def __init__(self, endpoints, serializer, on_reject=None):
         super().__init__(endpoints, serializer)
         self._on_reject = on_reject or (lambda method, reason: None)
+        # the version a message was sent at, for its reply (per thread:
+        # the pool dispatches several messages at once)
+        self._call = threading.local()
+        self._reply_serializers = {}
 
     def dispatch(self, incoming):
         method = incoming.message.get("method")
+        self._call.version = incoming.message.get("version", "1.0")
         # NOTE: log outside the except blocks: oslo.log appends the active
         # exception to any record emitted while one is being handled, and a
         # rejection is not a fault worth a traceback.
@@ -144,7 +156,28 @@ class Dispatcher(rpc_dispatcher.RPCDispatcher):
             inspect.signature(func).bind(None, **args)
         except TypeError as exc:
             _rejected("bad arguments for %s: %s" % (method, exc))
-        return super()._do_dispatch(endpoint, method, ctxt, args)
+        # as oslo.messaging's, but the reply is serialised at the object
+        # versions of the RPC version the caller sent: an older caller gets
+        # the objects it reads (see gantt.rpcapi.versions)
+        ctxt = self.serializer.deserialize_context(ctxt)
+        new_args = {name: self.serializer.deserialize_entity(ctxt, arg)
+                    for name, arg in args.items()}
+        result = func(ctxt, **new_args)
+        return self._replies_for(self._call.version).serialize_entity(
+            ctxt, result)
+
+    def _replies_for(self, version):
+        serializer = self._reply_serializers.get(version)
+        if serializer is None:
+            try:
+                manifest = versions.manifest_for(version)
+            except exception.ConfigurationError:
+                manifest = None     # not ours to judge: sent as they are
+            serializer = self._reply_serializers[version] = (
+                Serializer(manifest) if isinstance(self.serializer,
+                                                   Serializer)
+                else self.serializer)
+        return serializer
 
     def _reject(self, method, reason):
         LOG.warning("Rejected %s message: %s", method, reason)

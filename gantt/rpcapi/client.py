@@ -14,6 +14,9 @@ RPC API version history:
 * 1.4 - No method changed: ComputeNode 1.4 (NUMACell 1.1, with SMT
   siblings) may be sent. Which object versions each RPC version carries
   is in gantt.rpcapi.versions; ``[upgrade_levels] scheduler`` caps both.
+  Workers reply at the object versions of the version a call was sent
+  at, so a method whose reply objects changed is sent at the version of
+  that change when the cap allows (get_statistics at 1.2).
 
 Topics (not versions: the messages are unchanged): since 1.3,
 update_resource_stats goes to the stats topic (``[scheduler] stats_topic``,
@@ -118,7 +121,12 @@ class SchedulerClient:
                                  hosts=hosts)
 
     def get_statistics(self, ctxt):
-        return self._client.call(self._ctxt(ctxt), "get_statistics")
+        """A worker's SchedulerStatistics: 1.1 (with the peer lag) when
+        sent at 1.2, which it has been since; 1.0 under a cap below 1.2
+        (a worker replies at the versions of the RPC version it is sent)."""
+        version = "1.2" if self.can_send_version("1.2") else "1.0"
+        return self._client.prepare(version=version).call(
+            self._ctxt(ctxt), "get_statistics")
 
     def provider_usage_changed(self, ctxt, usages):
         """Tell every worker the usage a claim or release left behind."""

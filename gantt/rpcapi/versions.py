@@ -19,7 +19,10 @@ sent as it is (only methods newer than the cap carry it, and those are
 refused before anything is sent).
 """
 
+import functools
+
 from gantt import exception
+from gantt.objects import base
 
 _V1_0 = {
     "AllocationItem": "1.0", "AllocationRequest": "1.0",
@@ -77,3 +80,41 @@ def manifest_for(cap):
                    "API %s to %s" % (cap, known[0], known[-1]))
     usable = [v for v in known if parse(v) <= wanted]
     return dict(OBJECT_VERSIONS[usable[-1]])
+
+
+def _children(cls):
+    """Names of the object types ``cls``'s fields hold (lists included)."""
+    for field in cls.fields.values():
+        kind = field._type
+        element = getattr(kind, "_element_type", None)
+        if element is not None:
+            kind = element._type
+        name = getattr(kind, "_obj_name", None)
+        if name is not None:
+            yield name
+
+
+@functools.lru_cache(maxsize=16)
+def _needing_backport(manifest_items):
+    classes = base.GanttObjectRegistry.obj_classes()
+    stale = {name for name, version in manifest_items
+             if classes[name][0].VERSION != version}
+    needs = {}
+
+    def visit(name, path=()):
+        if name not in needs:
+            needs[name] = name in stale or any(
+                visit(child, path + (name,)) for child in
+                _children(classes[name][0]) if child not in path)
+        return needs[name]
+
+    for name in classes:
+        visit(name)
+    return frozenset(name for name, yes in needs.items() if yes)
+
+
+def needing_backport(manifest):
+    """The object names whose primitive differs under ``manifest`` from
+    today's: the stale ones and every object that holds one (at any
+    depth). The others serialise as they are, on the fast path."""
+    return _needing_backport(tuple(sorted(manifest.items())))

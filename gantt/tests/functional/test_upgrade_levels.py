@@ -177,3 +177,26 @@ def test_the_operator_cli_honours_the_cap(daemon, tmp_path):
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "gantt: get_aggregates needs RPC API 1.2" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_a_worker_replies_at_the_versions_of_the_call(daemon):
+    """An older caller (it sends get_statistics at 1.0 and reads only
+    SchedulerStatistics 1.0) gets 1.0; today's caller gets 1.1."""
+    target = messaging.Target(exchange=rpcapi.EXCHANGE, topic=daemon.topic,
+                              version="1.0")
+    old_caller = messaging.get_rpc_client(daemon.transport, target,
+                                          timeout=30)
+    primitive = old_caller.call({}, "get_statistics")
+    assert primitive["gantt_object.version"] == "1.0"
+    assert "peer_updates" not in primitive["gantt_object.data"]
+    assert "worker" in primitive["gantt_object.data"]
+
+    current = daemon.client.get_statistics(None)
+    assert current.VERSION == "1.1"
+    assert current.obj_attr_is_set("peer_updates")
+
+    capped = rpc_client.SchedulerClient(daemon.transport, daemon.topic,
+                                        timeout=30, version_cap="1.0")
+    stats = capped.get_statistics(None)
+    assert stats.obj_attr_is_set("worker")
+    assert not stats.obj_attr_is_set("peer_updates")     # it came as 1.0

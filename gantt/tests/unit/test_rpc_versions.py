@@ -15,6 +15,8 @@ from gantt.objects import base
 from gantt.objects import numa
 from gantt.objects import provider
 from gantt.objects import request_spec
+from gantt.objects import selection
+from gantt.objects import statistics
 from gantt.rpcapi import client as rpc_client
 from gantt.rpcapi import versions
 from gantt.tests import factories
@@ -196,3 +198,38 @@ def test_every_object_in_a_manifest_is_a_gantt_object():
         for name in manifest:
             assert issubclass(classes[name][0], ovo_base.VersionedObject)
     assert messaging  # oslo.messaging's fake driver backs the client tests
+
+
+def test_only_objects_that_changed_or_hold_one_need_a_backport():
+    old = versions.needing_backport(versions.manifest_for("1.0"))
+    assert {"ComputeNode", "ProviderUsage", "RequestSpec",
+            "SchedulerStatistics"} <= old
+    # unchanged since 1.0, nothing changed inside: the fast path
+    assert not old & {"Selection", "AllocationRequest", "HostState",
+                      "Flavor", "Inventory"}
+    assert versions.needing_backport(
+        versions.manifest_for(rpcapi.RPC_API_VERSION)) == frozenset()
+
+
+def test_an_unchanged_object_is_sent_alike_under_any_cap():
+    sel = selection.Selection(
+        consumer_uuid=factories.uuids(1)[0], service_host="h1",
+        nodename="h1", compute_node_uuid=factories.host_uuid("h1"),
+        cell_uuid=factories.uuids(1)[0], limits={},
+        allocation_request=selection.AllocationRequest(allocations=[]))
+    plain = rpc.Serializer().serialize_entity({}, [sel])
+    capped = rpc.Serializer(versions.manifest_for("1.0")).serialize_entity(
+        {}, [sel])
+    assert capped == plain
+
+
+def test_statistics_backported_for_a_1_0_reader():
+    stats = statistics.SchedulerStatistics(
+        worker="w", hosts=1, requests=2, placements=2, no_valid_host=0,
+        claim_conflicts=0, reports_applied=1, reports_stale=0,
+        messages_rejected=0, filter_eliminations={}, peer_updates=3,
+        peer_lag_p50_ms=1.5)
+    primitive = rpc.Serializer(versions.manifest_for("1.0")).serialize_entity(
+        {}, stats)
+    assert primitive["gantt_object.version"] == "1.0"
+    assert "peer_updates" not in primitive["gantt_object.data"]
