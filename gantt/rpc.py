@@ -167,16 +167,19 @@ class Dispatcher(rpc_dispatcher.RPCDispatcher):
             ctxt, result)
 
     def _replies_for(self, version):
-        serializer = self._reply_serializers.get(version)
-        if serializer is None:
-            try:
-                manifest = versions.manifest_for(version)
-            except exception.ConfigurationError:
-                manifest = None     # not ours to judge: sent as they are
-            serializer = self._reply_serializers[version] = (
-                Serializer(manifest) if isinstance(self.serializer,
-                                                   Serializer)
-                else self.serializer)
+        if not isinstance(self.serializer, Serializer):
+            return self.serializer
+        try:
+            # keyed by the parsed version: "1.0" and "1.00" are one entry
+            key = versions.parse(version)
+            serializer = self._reply_serializers.get(key)
+            if serializer is None:
+                serializer = self._reply_serializers[key] = Serializer(
+                    versions.manifest_for("%d.%d" % key))
+        except exception.ConfigurationError:
+            # not a version this code has (the dispatcher let it through,
+            # so it is compatible): objects as they are
+            return self.serializer
         return serializer
 
     def _reject(self, method, reason):

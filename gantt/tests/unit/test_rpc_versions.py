@@ -233,3 +233,15 @@ def test_statistics_backported_for_a_1_0_reader():
         {}, stats)
     assert primitive["gantt_object.version"] == "1.0"
     assert "peer_updates" not in primitive["gantt_object.data"]
+
+
+def test_a_worker_keeps_one_reply_serializer_per_version():
+    dispatcher = rpc.Dispatcher([], rpc.Serializer())
+    assert dispatcher._replies_for("1.0") is dispatcher._replies_for("1.00")
+    assert dispatcher._replies_for("1.1") is not dispatcher._replies_for(
+        "1.0")
+    # a version string the caller made up cannot grow the table
+    for i in range(50):
+        dispatcher._replies_for("1." + "0" * i)
+    assert len(dispatcher._reply_serializers) == 2
+    assert dispatcher._replies_for("x") is dispatcher.serializer
