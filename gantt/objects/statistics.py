@@ -11,7 +11,8 @@ class SchedulerStatistics(base.GanttObject):
     # Version 1.0: Initial version
     # Version 1.1: Added peer_lag_p50_ms, peer_lag_p99_ms, peer_updates,
     #              oldest_report_s, min_report_sequence
-    VERSION = "1.1"
+    # Version 1.2: Added rpc_api_version
+    VERSION = "1.2"
 
     fields = {
         "worker": fields.StringField(),
@@ -34,11 +35,16 @@ class SchedulerStatistics(base.GanttObject):
         "oldest_report_s": fields.FloatField(nullable=True, default=None),
         "min_report_sequence": fields.IntegerField(nullable=True,
                                                    default=None),
+        # the RPC API version this worker serves: during a rolling upgrade
+        # it says which workers still run the old release
+        "rpc_api_version": fields.StringField(nullable=True, default=None),
     }
 
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
         target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 2):
+            primitive.pop("rpc_api_version", None)
         if target < (1, 1):
             for name in ("peer_updates", "peer_lag_p50_ms",
                          "peer_lag_p99_ms", "oldest_report_s",

@@ -17,6 +17,9 @@ RPC API version history:
   Workers reply at the object versions of the version a call was sent
   at, so a method whose reply objects changed is sent at the version of
   that change when the cap allows (get_statistics at 1.2).
+* 1.5 - No method changed: get_statistics sent at 1.5 returns
+  SchedulerStatistics 1.2, which names the RPC API version the answering
+  worker serves.
 
 Topics (not versions: the messages are unchanged): since 1.3,
 update_resource_stats goes to the stats topic (``[scheduler] stats_topic``,
@@ -32,6 +35,9 @@ from gantt import exception
 from gantt import rpc
 from gantt import rpcapi
 from gantt.rpcapi import versions
+
+#: the RPC versions at which get_statistics' reply changed, newest first
+_STATISTICS_VERSIONS = ("1.5", "1.2", "1.0")
 
 
 class SchedulerClient:
@@ -121,10 +127,12 @@ class SchedulerClient:
                                  hosts=hosts)
 
     def get_statistics(self, ctxt):
-        """A worker's SchedulerStatistics: 1.1 (with the peer lag) when
-        sent at 1.2, which it has been since; 1.0 under a cap below 1.2
-        (a worker replies at the versions of the RPC version it is sent)."""
-        version = "1.2" if self.can_send_version("1.2") else "1.0"
+        """A worker's SchedulerStatistics, at the newest version the cap
+        allows (a worker replies at the object versions of the RPC
+        version a call is sent at): 1.2, with the RPC API version the
+        worker serves, at 1.5; 1.1, with the peer lag, at 1.2; else 1.0."""
+        version = next(v for v in _STATISTICS_VERSIONS
+                       if self.can_send_version(v))
         return self._client.prepare(version=version).call(
             self._ctxt(ctxt), "get_statistics")
 

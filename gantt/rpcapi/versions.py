@@ -50,8 +50,12 @@ _V1_3 = dict(
 # 1.4: NUMA cells list their SMT siblings (no method changed)
 _V1_4 = dict(_V1_3, ComputeNode="1.4", NUMACell="1.1")
 
+# 1.5: statistics say which RPC API version the worker serves
+_V1_5 = dict(_V1_4, SchedulerStatistics="1.2")
+
 #: RPC API version -> {object name: version}, oldest first
-OBJECT_VERSIONS = {"1.0": _V1_0, "1.2": _V1_2, "1.3": _V1_3, "1.4": _V1_4}
+OBJECT_VERSIONS = {"1.0": _V1_0, "1.2": _V1_2, "1.3": _V1_3, "1.4": _V1_4,
+                   "1.5": _V1_5}
 
 
 def parse(version):

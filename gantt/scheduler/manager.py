@@ -24,6 +24,7 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from gantt import exception
+from gantt import rpcapi
 from gantt.db import aggregates as db_aggregates
 from gantt.db import allocations as db_allocations
 from gantt.db import providers as db_providers
@@ -1050,6 +1051,7 @@ class SchedulerManager:
             filter_eliminations=dict(self.counters.eliminations),
             peer_updates=values["peer_updates"],
             peer_lag_p50_ms=lag_p50, peer_lag_p99_ms=lag_p99,
+            rpc_api_version=rpcapi.RPC_API_VERSION,
             **self.cache.report_ages())
 
 

@@ -192,11 +192,17 @@ def test_a_worker_replies_at_the_versions_of_the_call(daemon):
     assert "worker" in primitive["gantt_object.data"]
 
     current = daemon.client.get_statistics(None)
-    assert current.VERSION == "1.1"
+    assert current.rpc_api_version == rpcapi.RPC_API_VERSION
     assert current.obj_attr_is_set("peer_updates")
 
-    capped = rpc_client.SchedulerClient(daemon.transport, daemon.topic,
-                                        timeout=30, version_cap="1.0")
-    stats = capped.get_statistics(None)
+    def capped_at(cap):
+        return rpc_client.SchedulerClient(
+            daemon.transport, daemon.topic, timeout=30,
+            version_cap=cap).get_statistics(None)
+
+    stats = capped_at("1.4")                              # came as 1.1
+    assert stats.obj_attr_is_set("peer_updates")
+    assert not stats.obj_attr_is_set("rpc_api_version")
+    stats = capped_at("1.0")                              # came as 1.0
     assert stats.obj_attr_is_set("worker")
-    assert not stats.obj_attr_is_set("peer_updates")     # it came as 1.0
+    assert not stats.obj_attr_is_set("peer_updates")

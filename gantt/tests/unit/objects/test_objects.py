@@ -65,7 +65,7 @@ expected = {
     "RequestSpec": "1.1-d35321a0de4a0c54009a5e492d06fba9",
     "ResourceProvider": "1.0-7b419e572bf2d1fedb8941ccdbfe3fc0",
     "ResourceUsage": "1.0-2536df9d6eb65112b05b2977babdb5f5",
-    "SchedulerStatistics": "1.1-5a56cbe719ad23650f2a1259b40209fd",
+    "SchedulerStatistics": "1.2-a83b9de26d62bf2b54475ca930414934",
     "Selection": "1.0-078535b8d261f06db41caf09c54337dd",
     "WeighedHost": "1.0-8f0780b564347495e21c81e8450bd312",
 }
@@ -260,7 +260,8 @@ SAMPLES = {
         claim_conflicts=0, reports_applied=5, reports_stale=1,
         messages_rejected=0, filter_eliminations={"lacked VCPU": 2},
         peer_updates=10, peer_lag_p50_ms=1.5, peer_lag_p99_ms=9.0,
-        oldest_report_s=4.5, min_report_sequence=40),
+        oldest_report_s=4.5, min_report_sequence=40,
+        rpc_api_version="1.5"),
     "Selection": _selection,
     "WeighedHost": lambda: _explanation().weighed[0],
 }
@@ -388,9 +389,11 @@ OLDER = {
     "RequestSpec": [("1.0", ("same_subtree", "root_required",
                              "root_forbidden"))],
     "ProviderUsage": [("1.0", ("changed_at",))],
-    "SchedulerStatistics": [("1.0", ("peer_updates", "peer_lag_p50_ms",
+    "SchedulerStatistics": [("1.1", ("rpc_api_version",)),
+                            ("1.0", ("peer_updates", "peer_lag_p50_ms",
                                      "peer_lag_p99_ms", "oldest_report_s",
-                                     "min_report_sequence"))],
+                                     "min_report_sequence",
+                                     "rpc_api_version"))],
 }
 
 
