@@ -80,24 +80,18 @@ class Serializer(messaging.Serializer):
     def serialize_entity(self, ctxt, entity):
         if not self._backport:
             return self._objects.serialize_entity(ctxt, entity)
-        return self._backported(entity)
-
-    def _backported(self, entity):
-        if isinstance(entity, dict):
-            return {k: self._backported(v) for k, v in entity.items()}
-        if isinstance(entity, tuple):
-            return tuple(self._backported(v) for v in entity)
-        if isinstance(entity, (list, set)):
-            return [self._backported(v) for v in entity]
-        if isinstance(entity, objects_base.GanttObject):
-            if entity.obj_name() not in self._backport:
-                return entity.obj_to_primitive()     # the same either way
+        if isinstance(entity, (tuple, list, set, dict)):
+            return self._objects._process_iterable(
+                ctxt, self.serialize_entity, entity)
+        if (isinstance(entity, objects_base.GanttObject)
+                and entity.obj_name() in self._backport):
             # children follow the manifest too (ovo backports them by it)
             return entity.obj_to_primitive(
                 target_version=self._manifest.get(entity.obj_name(),
                                                   entity.VERSION),
                 version_manifest=self._manifest)
-        return entity
+        # unchanged under the manifest, nothing changed inside: as it is
+        return self._objects.serialize_entity(ctxt, entity)
 
     def deserialize_entity(self, ctxt, entity):
         try:

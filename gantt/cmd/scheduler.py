@@ -22,9 +22,7 @@ def _preflight(conf):
     plugins.load(plugins.WEIGHERS, conf.filter_scheduler.enabled_weighers,
                  conf)
     # every worker's client honours the cap for its casts to its peers
-    cap = version_cap(conf)
-    if cap is not None:
-        versions.manifest_for(cap)
+    versions.configured_cap(conf)
     db = db_api.Database.from_conf(conf)
     try:
         current = migration.current_version(db)
@@ -35,16 +33,6 @@ def _preflight(conf):
             reason="database schema is at %s, this code needs %s: run "
                    "'gantt-manage db sync'" % (current,
                                               migration.head_version()))
-
-
-def version_cap(conf):
-    """``[upgrade_levels] scheduler``, or ConfigurationError if it is not
-    a ``MAJOR.MINOR`` version."""
-    try:
-        return conf.upgrade_levels.scheduler
-    except ValueError as exc:
-        raise exception.ConfigurationError(
-            reason="[upgrade_levels] scheduler: %s" % exc) from None
 
 
 def main(argv=None):

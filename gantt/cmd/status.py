@@ -7,7 +7,6 @@ from oslo_upgradecheck import upgradecheck
 from gantt import exception
 from gantt import rpcapi
 from gantt.cmd import common
-from gantt.cmd import scheduler as scheduler_cmd
 from gantt.db import api as db_api
 from gantt.db import migration
 from gantt.rpcapi import versions
@@ -53,12 +52,11 @@ class Checks(upgradecheck.UpgradeCommands):
 
     def _check_version_cap(self):
         try:
-            cap = scheduler_cmd.version_cap(self.conf)
-            if cap is None:
-                return upgradecheck.Result(upgradecheck.Code.SUCCESS)
-            versions.manifest_for(cap)
+            cap = versions.configured_cap(self.conf)
         except exception.ConfigurationError as exc:
             return upgradecheck.Result(upgradecheck.Code.FAILURE, str(exc))
+        if cap is None:
+            return upgradecheck.Result(upgradecheck.Code.SUCCESS)
         newer = [v for v in versions.OBJECT_VERSIONS
                  if versions.parse(v) > versions.parse(cap)]
         if not newer:

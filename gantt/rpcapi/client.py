@@ -71,7 +71,7 @@ class SchedulerClient:
         transport = transport or rpc.get_transport(conf)
         return cls(transport, conf.scheduler.topic, timeout=timeout,
                    stats_topic=conf.scheduler.stats_topic,
-                   version_cap=conf.upgrade_levels.scheduler)
+                   version_cap=versions.configured_cap(conf))
 
     def can_send_version(self, version):
         """Whether the cap lets this client send ``version``."""
@@ -82,7 +82,7 @@ class SchedulerClient:
 
         :raises: VersionCapped (nothing is sent)
         """
-        if not self._client.can_send_version(version):
+        if not self.can_send_version(version):
             raise exception.VersionCapped(method=method, version=version,
                                           cap=self.version_cap)
         return self._client.prepare(version=version, **kwargs)

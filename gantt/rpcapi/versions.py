@@ -86,6 +86,22 @@ def manifest_for(cap):
     return dict(OBJECT_VERSIONS[usable[-1]])
 
 
+def configured_cap(conf):
+    """``[upgrade_levels] scheduler``, checked: None when unset.
+
+    :raises: ConfigurationError if it is not ``MAJOR.MINOR`` or not a
+        version this code can cap at (see :func:`manifest_for`)
+    """
+    try:
+        cap = conf.upgrade_levels.scheduler
+    except ValueError as exc:
+        raise exception.ConfigurationError(
+            reason="[upgrade_levels] scheduler: %s" % exc) from None
+    if cap is not None:
+        manifest_for(cap)
+    return cap
+
+
 def _children(cls):
     """Names of the object types ``cls``'s fields hold (lists included)."""
     for field in cls.fields.values():

@@ -2,7 +2,6 @@
 client that sends only what that version's workers read."""
 
 from oslo_config import cfg
-import oslo_messaging as messaging
 from oslo_versionedobjects import base as ovo_base
 import pytest
 
@@ -197,7 +196,6 @@ def test_every_object_in_a_manifest_is_a_gantt_object():
     for manifest in versions.OBJECT_VERSIONS.values():
         for name in manifest:
             assert issubclass(classes[name][0], ovo_base.VersionedObject)
-    assert messaging  # oslo.messaging's fake driver backs the client tests
 
 
 def test_only_objects_that_changed_or_hold_one_need_a_backport():
