@@ -121,6 +121,7 @@ class Dispatcher(rpc_dispatcher.RPCDispatcher):
         # the pool dispatches several messages at once)
         self._call = threading.local()
         self._reply_serializers = {}
+        self._signatures = {}
 
     def dispatch(self, incoming):
         method = incoming.message.get("method")
@@ -146,8 +147,15 @@ class Dispatcher(rpc_dispatcher.RPCDispatcher):
 
     def _do_dispatch(self, endpoint, method, ctxt, args):
         func = getattr(endpoint, method)
+        # one Signature per endpoint method (building one costs as much as
+        # deserialising a small request); the keys are methods the
+        # endpoints have, so the table cannot grow beyond them
+        key = (type(endpoint), method)
+        signature = self._signatures.get(key)
+        if signature is None:
+            signature = self._signatures[key] = inspect.signature(func)
         try:
-            inspect.signature(func).bind(None, **args)
+            signature.bind(None, **args)
         except TypeError as exc:
             _rejected("bad arguments for %s: %s" % (method, exc))
         # as oslo.messaging's, but the reply is serialised at the object
@@ -196,11 +204,15 @@ class Server(rpc_server.RPCServer):
         them (a timeout delays every message by up to that much: only for
         servers that answer no calls)
     :param after_batch: called on the listener thread after each batch
+    :param skip: ``{method: predicate}``; a **cast** of ``method`` whose
+        context (the dict off the wire) ``predicate`` accepts is dropped
+        on the listener thread, unread (a worker's own fanout casts)
     """
 
     def __init__(self, transport, target, dispatcher, inline=None,
-                 batch=(1, None), after_batch=None):
+                 batch=(1, None), after_batch=None, skip=None):
         super().__init__(transport, target, dispatcher, "threading")
+        self._skip = dict(skip or {})
         self._inline = {}
         for method, fn in (inline or {}).items():
             params = frozenset(inspect.signature(fn).parameters)
@@ -214,6 +226,8 @@ class Server(rpc_server.RPCServer):
 
     def _on_incoming(self, incoming):
         for message in incoming:
+            if self._skipped(message):
+                continue
             if not self._take_inline(message):
                 self._work_executor.submit(self._process_incoming,
                                            [message])
@@ -222,6 +236,19 @@ class Server(rpc_server.RPCServer):
                 self._after_batch()
             except Exception:
                 LOG.exception("Failed after a batch of messages")
+
+    def _skipped(self, incoming):
+        """Drop a cast the server has no use for; False if it is not one."""
+        skip = self._skip.get(incoming.message.get("method"))
+        # casts only (see _take_inline): a call always gets its answer
+        if skip is None or getattr(incoming, "orig_msg_id",
+                                   "unknown") is not None:
+            return False
+        ctxt = incoming.ctxt
+        if not isinstance(ctxt, dict) or not skip(ctxt):
+            return False
+        incoming.acknowledge()  # a no-op: the listener acked it
+        return True
 
     def _take_inline(self, incoming):
         """Hand an inline cast to its callable; False if it is not one."""
@@ -260,15 +287,16 @@ def _served_version(dispatcher, method):
 
 
 def get_server(transport, target, endpoints, on_reject=None, inline=None,
-               batch=(1, None), after_batch=None):
+               batch=(1, None), after_batch=None, skip=None):
     """An RPC server on native threads with Gantt's dispatcher.
 
-    ``inline``, ``batch`` and ``after_batch``: see :class:`Server`.
+    ``inline``, ``batch``, ``after_batch`` and ``skip``: see
+    :class:`Server`.
     """
     serializer = Serializer()
     dispatcher = Dispatcher(endpoints, serializer, on_reject)
     return Server(transport, target, dispatcher, inline=inline, batch=batch,
-                  after_batch=after_batch)
+                  after_batch=after_batch, skip=skip)
 
 
 def get_client(transport, target, version_manifest=None, **kwargs):

@@ -48,6 +48,7 @@ STATS_POOL = 4
 class SchedulerWorker(service.ServiceBase):
     def __init__(self, conf):
         self.conf = conf
+        self.name = None
         self.manager = None
         self.intake = None
         self.servers = []
@@ -60,7 +61,7 @@ class SchedulerWorker(service.ServiceBase):
 
     def start(self):
         conf = self.conf
-        name = "%s:%d" % (socket.gethostname(), os.getpid())
+        self.name = name = "%s:%d" % (socket.gethostname(), os.getpid())
         self.db = db_api.Database.from_conf(conf)
         transport = rpc.get_transport(conf)
         self.client = rpc_client.SchedulerClient.from_conf(conf, transport)
@@ -119,7 +120,12 @@ class SchedulerWorker(service.ServiceBase):
         return rpc.get_server(
             bus, target, [rpc_server.SchedulerEndpoint(self.manager)],
             on_reject=self._rejected,
-            inline={stats_intake.METHOD: self.intake.offer})
+            inline={stats_intake.METHOD: self.intake.offer},
+            skip={"provider_usage_changed": self._sent_here})
+
+    def _sent_here(self, ctxt):
+        """A usage cast this worker sent (its cache has it already)."""
+        return ctxt.get(rpcapi.SENDER_CONTEXT_KEY) == self.name
 
     def _broadcast(self, usages):
         """Queue a claim's usage for the peers; the caller does not wait."""
@@ -138,7 +144,8 @@ class SchedulerWorker(service.ServiceBase):
                     break
                 usages = usages + more
             try:
-                self.client.provider_usage_changed(None, usages)
+                self.client.provider_usage_changed(None, usages,
+                                                   sender=self.name)
             except messaging.MessagingException as exc:
                 # peers catch up at the next usage sync; the claim stands
                 LOG.warning("Could not broadcast usage of %d provider(s): "

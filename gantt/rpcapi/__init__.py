@@ -12,6 +12,10 @@ CLIENT_BASE_VERSION = "1.0"
 #: not depend on their own ``control_exchange`` option
 EXCHANGE = "gantt"
 
+#: context key naming the worker that cast a ``provider_usage_changed``:
+#: every worker gets its own fanout casts back, and skips them unread
+SENDER_CONTEXT_KEY = "gantt_sender"
+
 #: what ``[scheduler] stats_topic`` is when unset: ``<topic>-stats``
 STATS_TOPIC_SUFFIX = "-stats"
 

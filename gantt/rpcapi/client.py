@@ -136,10 +136,19 @@ class SchedulerClient:
         return self._client.prepare(version=version).call(
             self._ctxt(ctxt), "get_statistics")
 
-    def provider_usage_changed(self, ctxt, usages):
-        """Tell every worker the usage a claim or release left behind."""
+    def provider_usage_changed(self, ctxt, usages, sender=None):
+        """Tell every worker the usage a claim or release left behind.
+
+        ``sender``, the casting worker's name, goes in the context so that
+        this worker can drop the copy it receives itself before reading it
+        (older workers ignore the key and apply their copy as no news).
+        """
+        ctxt = self._ctxt(ctxt)
+        if sender is not None:
+            ctxt = dict(ctxt if isinstance(ctxt, dict) else ctxt.to_dict())
+            ctxt[rpcapi.SENDER_CONTEXT_KEY] = sender
         self._client.prepare(fanout=True).cast(
-            self._ctxt(ctxt), "provider_usage_changed", usages=usages)
+            ctxt, "provider_usage_changed", usages=usages)
 
     # -- 1.2: explain and aggregates ---------------------------------------
 

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from gantt import exception
 from gantt import rpcapi
 from gantt.objects import request_spec
+from gantt.objects import usage as usage_obj
 from gantt.tests import factories as f
 from gantt.tests.functional import invariants
 
@@ -213,3 +214,67 @@ def test_sigterm_finishes_in_flight_calls(daemon):
     # the in-flight call was finished and answered, not cut short
     assert len(results) == 1 and len(results[0]) == 150
     assert set(invariants.allocations(daemon.database)) == set(uuids)
+
+
+def _used(client, resource_class="VCPU"):
+    [state] = client.get_host_states(None)
+    return state.generation, {
+        r.resource_class: r.used for r in state.resources}[resource_class]
+
+
+def _wait_used(client, expected, timeout=10):
+    deadline = time.monotonic() + timeout
+    while True:
+        found = _used(client)
+        if found == expected or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def test_a_worker_skips_its_own_usage_casts_and_applies_its_peers(daemon):
+    [node] = _report_fleet(daemon, count=1)
+    generation, used = _used(daemon.client)
+    assert used == 0
+    worker = daemon.client.get_statistics(None).worker
+
+    def usage(gen, vcpus):
+        return usage_obj.ProviderUsage(
+            resource_provider_uuid=node.uuid, generation=gen,
+            usages={"VCPU": vcpus}, changed_at=time.time())
+
+    # a cast naming this worker as its sender is its own claim coming back
+    # (its cache has it already): dropped unread. Were it applied, its newer
+    # generation would make the worker ignore the next one.
+    daemon.client.provider_usage_changed(None, [usage(generation + 10, 5)],
+                                         sender=worker)
+    daemon.client.provider_usage_changed(None, [usage(generation + 5, 3)],
+                                         sender="elsewhere:1")
+    assert _wait_used(daemon.client, (generation + 5, 3)) == (
+        generation + 5, 3)
+    # an older worker's cast names no sender: applied as before
+    daemon.client.provider_usage_changed(None, [usage(generation + 6, 4)])
+    assert _wait_used(daemon.client, (generation + 6, 4)) == (
+        generation + 6, 4)
+
+
+def test_a_claim_reaches_the_other_workers_cache(daemon_factory, server_db):
+    daemon = daemon_factory(server_db.url, workers=2)
+    _report_fleet(daemon, count=1)
+    spec = f.request(f.flavor(vcpus=2, memory_mb=1024, root_gb=10))
+    [[placed]] = daemon.client.select_destinations(None, spec, f.uuids(1))
+    assert placed.claimed
+    # each call is answered by one worker: ask until both have said
+    seen = {}
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        stats = daemon.client.get_statistics(None)
+        seen[stats.worker] = stats
+        if len(seen) == 2 and sum(s.peer_updates for s in seen.values()):
+            break
+        time.sleep(0.05)
+    assert len(seen) == 2, seen.keys()
+    placer = [s for s in seen.values() if s.placements == 1]
+    other = [s for s in seen.values() if s.placements == 0]
+    assert len(placer) == len(other) == 1
+    # the claim came to the other worker by broadcast; the placer had it
+    assert (placer[0].peer_updates, other[0].peer_updates) == (0, 1)

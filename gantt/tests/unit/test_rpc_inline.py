@@ -92,3 +92,53 @@ def test_a_message_of_another_driver_is_never_taken_inline(server):
     server._on_incoming([incoming])
     assert server.taken == []
     assert server._work_executor.submitted == [incoming]
+
+
+@pytest.fixture
+def skipping_server():
+    conf = cfg.ConfigOpts()
+    conf([], default_config_files=[])
+    transport = rpc.get_transport(conf, url="fake:/")
+    srv = rpc.get_server(
+        transport, messaging.Target(topic="t", server="s"), [_Endpoint()],
+        skip={"update_resource_stats": lambda ctxt: ctxt.get("from") == "me"})
+    srv._work_executor = _Pool()
+    yield srv
+    transport.cleanup()
+
+
+def _with_context(incoming, ctxt):
+    incoming.ctxt = ctxt
+    return incoming
+
+
+def test_a_cast_the_predicate_accepts_is_dropped_unread(skipping_server):
+    own = _with_context(_Incoming(), {"from": "me"})
+    others = [
+        _with_context(_Incoming(), {"from": "a peer"}),
+        _with_context(_Incoming(), {}),
+        # a call always gets its answer, whoever sent it
+        _with_context(_Incoming(orig_msg_id="abc"), {"from": "me"}),
+        _with_context(_Incoming(method="get_statistics"), {"from": "me"}),
+        _with_context(_Incoming(), "not a dict"),
+    ]
+    skipping_server._on_incoming([own, *others])
+    assert own.acknowledged
+    assert skipping_server._work_executor.submitted == others
+
+
+def test_the_dispatcher_checks_arguments_with_one_signature_per_method():
+    class Endpoint:
+        target = messaging.Target(version="1.0")
+
+        def ping(self, ctxt, value):
+            return value
+
+    dispatcher = rpc.Dispatcher([Endpoint()], rpc.Serializer())
+    endpoint = dispatcher.endpoints[0]
+    dispatcher._call.version = "1.0"
+    assert dispatcher._do_dispatch(endpoint, "ping", {}, {"value": 3}) == 3
+    assert dispatcher._do_dispatch(endpoint, "ping", {}, {"value": 4}) == 4
+    assert list(dispatcher._signatures) == [(Endpoint, "ping")]
+    with pytest.raises(rpc.rpc_dispatcher.ExpectedException):
+        dispatcher._do_dispatch(endpoint, "ping", {}, {"other": 1})
