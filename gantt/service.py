@@ -26,6 +26,7 @@ import threading
 import oslo_messaging as messaging
 from oslo_service import service
 
+from gantt import reports
 from gantt import rpc
 from gantt import rpcapi
 from gantt.db import api as db_api
@@ -62,6 +63,8 @@ class SchedulerWorker(service.ServiceBase):
     def start(self):
         conf = self.conf
         self.name = name = "%s:%d" % (socket.gethostname(), os.getpid())
+        # a report file watcher, if configured, for this process too
+        reports.setup(conf, "gantt-scheduler", worker=True)
         self.db = db_api.Database.from_conf(conf)
         transport = rpc.get_transport(conf)
         self.client = rpc_client.SchedulerClient.from_conf(conf, transport)

@@ -5,6 +5,7 @@ from oslo_log import log as logging
 
 from gantt import conf as gantt_conf
 from gantt import objects
+from gantt import reports
 from gantt import rpc
 
 
@@ -14,6 +15,7 @@ def make_conf():
     conf = cfg.ConfigOpts()
     gantt_conf.register_opts(conf)
     rpc.register_opts(conf)
+    reports.register_opts(conf)
     return conf
 
 

@@ -6,6 +6,7 @@ from oslo_log import log as logging
 from oslo_service import service
 
 from gantt import exception
+from gantt import reports
 from gantt import service as gantt_service
 from gantt.cmd import common
 from gantt.db import api as db_api
@@ -44,6 +45,7 @@ def main(argv=None):
         LOG.error("gantt-scheduler cannot start: %s", exc)
         print("gantt-scheduler: %s" % exc, file=sys.stderr)
         return 2
+    reports.setup(conf, "gantt-scheduler")
     workers = conf.scheduler.workers
     LOG.info("Starting gantt-scheduler with %d worker(s) on topic %s",
              workers, conf.scheduler.topic)
