@@ -7,6 +7,7 @@ from gantt import conf as gantt_conf
 from gantt import objects
 from gantt import reports
 from gantt import rpc
+from gantt import version
 
 
 def make_conf():
@@ -26,7 +27,8 @@ def parse_args(argv, description=None, cli_opts=(), log=True):
         conf.register_cli_opts(list(cli_opts))
     if log:
         logging.register_options(conf)
-    conf(argv, project="gantt", description=description)
+    conf(argv, project="gantt", description=description,
+         version=version.version_info.version_string_with_package())
     if log:
         logging.setup(conf, "gantt")
     return conf

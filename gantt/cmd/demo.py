@@ -33,6 +33,7 @@ import sqlalchemy as sa
 
 from gantt import exception
 from gantt import rpc
+from gantt import version
 from gantt.cmd import common
 from gantt.db import models
 from gantt.objects import compute_node
@@ -93,6 +94,9 @@ def _parse(argv):
                         help="where config, database and logs go "
                              "(default: a new temporary directory)")
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--version", action="version",
+        version=version.version_info.version_string_with_package())
     return parser.parse_args(argv)
 
 
