@@ -26,6 +26,7 @@ import threading
 import oslo_messaging as messaging
 from oslo_service import service
 
+from gantt import notifier as gantt_notifier
 from gantt import reports
 from gantt import rpc
 from gantt import rpcapi
@@ -72,6 +73,7 @@ class SchedulerWorker(service.ServiceBase):
             conf, self.db, worker_name=name,
             broadcast=self._broadcast)
         self.intake = stats_intake.StatsIntake(self.manager)
+        self.notifier = gantt_notifier.SchedulingNotifier.from_conf(conf)
         topic = conf.scheduler.topic
         stats_topic = rpcapi.stats_topic(topic, conf.scheduler.stats_topic)
         buses = [transport] + [rpc.get_transport(conf, url=url)
@@ -121,7 +123,8 @@ class SchedulerWorker(service.ServiceBase):
         target = messaging.Target(exchange=rpcapi.EXCHANGE, topic=topic,
                                   server=socket.gethostname())
         return rpc.get_server(
-            bus, target, [rpc_server.SchedulerEndpoint(self.manager)],
+            bus, target, [rpc_server.SchedulerEndpoint(
+                self.manager, notifier=self.notifier)],
             on_reject=self._rejected,
             inline={stats_intake.METHOD: self.intake.offer},
             skip={"provider_usage_changed": self._sent_here})

@@ -17,3 +17,4 @@ def register_all():
     __import__("gantt.objects.aggregate")
     __import__("gantt.objects.explain")
     __import__("gantt.objects.provider")
+    __import__("gantt.objects.notification")

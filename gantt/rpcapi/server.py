@@ -11,6 +11,7 @@ import logging
 import oslo_messaging as messaging
 
 from gantt import exception
+from gantt import notifier as gantt_notifier
 from gantt import rpcapi
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import compute_node as compute_node_obj
@@ -55,9 +56,10 @@ class SchedulerEndpoint:
     # calls at their own version, so older servers keep serving them
     target = messaging.Target(version=rpcapi.RPC_API_VERSION)
 
-    def __init__(self, manager, ready_timeout=120):
+    def __init__(self, manager, ready_timeout=120, notifier=None):
         self.manager = manager
         self.ready_timeout = ready_timeout
+        self.notifier = notifier or gantt_notifier.SchedulingNotifier()
 
     def _wait_ready(self):
         # a worker serves calls only once its cache is loaded
@@ -76,8 +78,15 @@ class SchedulerEndpoint:
                        "request_spec")
         uuids = _expect_uuids(instance_uuids, "instance_uuids")
         self._wait_ready()
-        return self.manager.select_destinations(
-            spec, uuids, return_alternates=bool(return_alternates))
+        self.notifier.start(ctxt, spec, uuids)
+        try:
+            lists = self.manager.select_destinations(
+                spec, uuids, return_alternates=bool(return_alternates))
+        except _CALL_ERRORS as exc:
+            self.notifier.error(ctxt, spec, uuids, exc)
+            raise
+        self.notifier.end(ctxt, spec, uuids, lists)
+        return lists
 
     @messaging.expected_exceptions(*_CALL_ERRORS)
     def reclaim(self, ctxt, instance_uuid, failed_selection, alternates):

@@ -14,6 +14,10 @@ here, even when no method changes: a worker refuses an object version
 newer than its own, so the cap must be able to name the set before the
 change. A unit test holds the newest entry equal to the registry.
 
+Notification payloads (gantt.objects.notification) are not listed: they
+go to notification listeners, which read each payload's version, never
+over this API.
+
 An object missing from an entry did not exist at that version; it is
 sent as it is (only methods newer than the cap carry it, and those are
 refused before anything is sent).

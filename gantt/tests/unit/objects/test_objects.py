@@ -11,6 +11,7 @@ from gantt.objects import base
 from gantt.objects import compute_node
 from gantt.objects import explain
 from gantt.objects import host_state
+from gantt.objects import notification
 from gantt.objects import numa
 from gantt.objects import pci
 from gantt.objects import provider
@@ -66,6 +67,7 @@ expected = {
     "ResourceProvider": "1.0-7b419e572bf2d1fedb8941ccdbfe3fc0",
     "ResourceUsage": "1.0-2536df9d6eb65112b05b2977babdb5f5",
     "SchedulerStatistics": "1.2-a83b9de26d62bf2b54475ca930414934",
+    "SelectDestinationsPayload": "1.0-bb817261a43e867824c1e5310bb80704",
     "Selection": "1.0-078535b8d261f06db41caf09c54337dd",
     "WeighedHost": "1.0-8f0780b564347495e21c81e8450bd312",
 }
@@ -78,6 +80,7 @@ expected_relationships = {
     "ProviderReport": {"ResourceProvider": "1.0"},
     "RequestSpec": {"Destination": "1.0", "Flavor": "1.0",
                     "ImageMeta": "1.0", "InstanceGroup": "1.0"},
+    "SelectDestinationsPayload": {"RequestSpec": "1.1"},
     "Selection": {"AllocationRequest": "1.0"},
 }
 
@@ -262,6 +265,10 @@ SAMPLES = {
         peer_updates=10, peer_lag_p50_ms=1.5, peer_lag_p99_ms=9.0,
         oldest_report_s=4.5, min_report_sequence=40,
         rpc_api_version="1.5"),
+    "SelectDestinationsPayload": lambda: (
+        notification.SelectDestinationsPayload(
+            request_spec=_request_spec(), instance_uuids=[CONSUMER_UUID],
+            destinations=[_selection()], reason=None)),
     "Selection": _selection,
     "WeighedHost": lambda: _explanation().weighed[0],
 }

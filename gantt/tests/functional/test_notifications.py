@@ -1,0 +1,97 @@
+"""select_destinations notifications, as a listener on RabbitMQ sees them."""
+
+import queue
+import uuid
+
+import oslo_messaging as messaging
+import pytest
+
+from gantt import exception
+from gantt import rpc
+from gantt.objects import notification
+from gantt.tests import factories as f
+
+
+class _Listener:
+    """Every notification, in the order they came."""
+
+    def __init__(self):
+        self.received = queue.Queue()
+
+    def info(self, ctxt, publisher_id, event_type, payload, metadata):
+        self.received.put(("INFO", publisher_id, event_type, payload))
+
+    def error(self, ctxt, publisher_id, event_type, payload, metadata):
+        self.received.put(("ERROR", publisher_id, event_type, payload))
+
+    def next(self):
+        return self.received.get(timeout=15)
+
+
+@pytest.fixture
+def notified(daemon_factory, server_db):
+    """A daemon that notifies on a topic of its own, and a listener."""
+    topic = "gantt-test-notifications-" + uuid.uuid4().hex[:8]
+    daemon = daemon_factory(
+        server_db.url, extra="[oslo_messaging_notifications]\n"
+                             "driver = messagingv2\ntopics = %s\n" % topic)
+    transport = messaging.get_notification_transport(daemon.conf)
+    endpoint = _Listener()
+    listener = messaging.get_notification_listener(
+        transport, [messaging.Target(topic=topic)], [endpoint],
+        executor="threading", serializer=rpc.Serializer())
+    listener.start()    # its queues exist before anything is placed
+    yield daemon, endpoint
+    listener.stop()
+    listener.wait()
+    transport.cleanup()
+
+
+def test_a_placement_is_notified_at_start_and_end(notified):
+    daemon, listener = notified
+    for i in range(2):
+        daemon.client.update_resource_stats(None, f.compute_node_obj(
+            "notified%d" % i, vcpus=8))
+    daemon.wait_for_hosts(2)
+    spec = f.request(f.flavor(vcpus=2, memory_mb=1024, root_gb=10),
+                     num_instances=2)
+    uuids = f.uuids(2)
+
+    lists = daemon.client.select_destinations(None, spec, uuids)
+
+    start = listener.next()
+    end = listener.next()
+    assert start[:3] == ("INFO", start[1],
+                         "scheduler.select_destinations.start")
+    assert start[1].startswith("gantt-scheduler:")
+    assert end[2] == "scheduler.select_destinations.end"
+    for payload in (start[3], end[3]):
+        assert isinstance(payload, notification.SelectDestinationsPayload)
+        assert payload.instance_uuids == uuids
+        assert payload.request_spec.flavor.vcpus == 2
+    assert start[3].destinations is None
+    # the claimed host of each instance, as the caller got it
+    assert [(d.consumer_uuid, d.compute_node_uuid, d.claimed)
+            for d in end[3].destinations] == [
+        (sels[0].consumer_uuid, sels[0].compute_node_uuid, True)
+        for sels in lists]
+
+
+def test_a_refused_request_is_notified_as_an_error_with_the_reason(
+        notified):
+    daemon, listener = notified
+    daemon.client.update_resource_stats(None, f.compute_node_obj(
+        "small", vcpus=2))
+    daemon.wait_for_hosts(1)
+    spec = f.request(f.flavor(vcpus=64, memory_mb=1024, root_gb=10))
+
+    with pytest.raises(exception.NoValidHost) as refused:
+        daemon.client.select_destinations(None, spec, f.uuids(1))
+
+    assert listener.next()[2] == "scheduler.select_destinations.start"
+    priority, _publisher, event, payload = listener.next()
+    assert (priority, event) == ("ERROR", "scheduler.select_destinations"
+                                          ".error")
+    assert payload.destinations is None
+    assert "VCPU" in payload.reason
+    assert payload.reason in str(refused.value)

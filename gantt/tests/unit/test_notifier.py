@@ -1,0 +1,77 @@
+"""SchedulingNotifier: what it emits, and that it is off by default."""
+
+import oslo_messaging as messaging
+from oslo_messaging.notify import _impl_test
+import pytest
+
+from gantt import exception
+from gantt import notifier as gantt_notifier
+from gantt.cmd import common
+from gantt.objects import selection
+from gantt.tests import factories as f
+
+
+def _conf(**notify):
+    conf = common.make_conf()
+    conf([], default_config_files=[])
+    # registers oslo.messaging's transport and notifier options
+    messaging.get_notification_transport(conf, url="fake:/").cleanup()
+    conf.set_override("transport_url", "fake:/")
+    for name, value in notify.items():
+        conf.set_override(name, value, group="oslo_messaging_notifications")
+    return conf
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    _impl_test.reset()
+    yield
+    _impl_test.reset()
+
+
+def test_nothing_is_emitted_without_a_driver():
+    sender = gantt_notifier.SchedulingNotifier.from_conf(_conf())
+    assert not sender.enabled
+    sender.start({}, f.request(f.flavor()), f.uuids(1))
+    assert _impl_test.NOTIFICATIONS == []
+
+
+def test_start_end_and_error_carry_versioned_payloads():
+    sender = gantt_notifier.SchedulingNotifier.from_conf(
+        _conf(driver=["test"]), host="sched1")
+    spec = f.request(f.flavor(vcpus=2))
+    uuids = f.uuids(1)
+    node = f.host_uuid("node1")
+    claimed = selection.Selection(
+        service_host="node1", nodename="node1", compute_node_uuid=node,
+        cell_uuid=None, weight=1.0, limits={},
+        allocation_request=selection.AllocationRequest(allocations=[]),
+        consumer_uuid=uuids[0], claimed=True)
+    alternate = claimed.obj_clone()
+    alternate.claimed = False
+
+    sender.start({}, spec, uuids)
+    sender.end({}, spec, uuids, [[claimed, alternate]])
+    sender.error({}, spec, uuids, exception.NoValidHost(reason="no room"))
+
+    sent = [(m["event_type"], priority, m["publisher_id"], m["payload"])
+            for _ctxt, m, priority, _retry in _impl_test.NOTIFICATIONS]
+    assert [s[:3] for s in sent] == [
+        ("scheduler.select_destinations.start", "INFO",
+         "gantt-scheduler:sched1"),
+        ("scheduler.select_destinations.end", "INFO",
+         "gantt-scheduler:sched1"),
+        ("scheduler.select_destinations.error", "ERROR",
+         "gantt-scheduler:sched1")]
+    data = []
+    for *_, payload in sent:
+        assert payload["gantt_object.name"] == "SelectDestinationsPayload"
+        assert payload["gantt_object.version"] == "1.0"
+        data.append(payload["gantt_object.data"])
+    assert [d["instance_uuids"] for d in data] == [uuids] * 3
+    assert data[0]["destinations"] is None and data[0]["reason"] is None
+    # the claimed selection of each instance only, not its alternates
+    [end] = data[1]["destinations"]
+    assert end["gantt_object.data"]["compute_node_uuid"] == node
+    assert end["gantt_object.data"]["claimed"] is True
+    assert data[2]["reason"] == "No valid host was found. no room"
