@@ -45,12 +45,15 @@ STATS_BATCH = 256
 STATS_BATCH_WAIT = 0.05
 #: worker threads of a stats server: only calls and odd casts use them
 STATS_POOL = 4
+#: how long a stopping worker waits for queued notifications to be sent
+NOTIFY_FLUSH_TIMEOUT = 5
 
 
 class SchedulerWorker(service.ServiceBase):
     def __init__(self, conf):
         self.conf = conf
         self.name = None
+        self.notifier = None
         self.manager = None
         self.intake = None
         self.servers = []
@@ -186,6 +189,10 @@ class SchedulerWorker(service.ServiceBase):
         if self._sender is not None:
             self._outbox.put(None)
             self._sender.join(10)
+        if self.notifier is not None and not self.notifier.flush(
+                NOTIFY_FLUSH_TIMEOUT):
+            LOG.warning("Notifications not sent within %ds of stopping "
+                        "were dropped", NOTIFY_FLUSH_TIMEOUT)
         LOG.info("Worker stopped")
 
     def wait(self):

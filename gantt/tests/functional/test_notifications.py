@@ -1,6 +1,8 @@
 """select_destinations notifications, as a listener on RabbitMQ sees them."""
 
 import queue
+import socket
+import threading
 import uuid
 
 import oslo_messaging as messaging
@@ -9,6 +11,7 @@ import pytest
 from gantt import exception
 from gantt import rpc
 from gantt.objects import notification
+from gantt.rpcapi import client as rpc_client
 from gantt.tests import factories as f
 
 
@@ -95,3 +98,58 @@ def test_a_refused_request_is_notified_as_an_error_with_the_reason(
     assert payload.destinations is None
     assert "VCPU" in payload.reason
     assert payload.reason in str(refused.value)
+
+
+class _SilentBus:
+    """A TCP port that accepts connections and never answers: a broker
+    that hangs (oslo.messaging waits on it; a refused connection would
+    fail fast instead)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.held = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                self.held.append(self.sock.accept()[0])
+            except OSError:
+                return
+
+    def close(self):
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+@pytest.fixture
+def silent_bus():
+    bus = _SilentBus()
+    yield bus
+    bus.close()
+
+
+def test_a_notification_bus_that_hangs_never_holds_up_a_placement(
+        silent_bus, daemon_factory, server_db):
+    daemon = daemon_factory(
+        server_db.url, extra="[oslo_messaging_notifications]\n"
+                             "driver = messagingv2\n"
+                             "transport_url = rabbit://guest:guest@"
+                             "127.0.0.1:%d/\n" % silent_bus.port)
+    # what oslo.messaging logs about the bus it cannot reach
+    daemon.tracebacks_allowed_from.add("oslo_messaging.notify.messaging")
+    daemon.client.update_resource_stats(None, f.compute_node_obj(
+        "alone", vcpus=8))
+    daemon.wait_for_hosts(1)
+    client = rpc_client.SchedulerClient(daemon.transport, daemon.topic,
+                                        timeout=10)
+    spec = f.request(f.flavor(vcpus=1, memory_mb=512, root_gb=1))
+
+    for _ in range(3):
+        [[placed]] = client.select_destinations(None, spec, f.uuids(1))
+        assert placed.claimed
+    # and it still stops cleanly (the fixture checks exit 0)

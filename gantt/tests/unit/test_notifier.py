@@ -1,5 +1,8 @@
 """SchedulingNotifier: what it emits, and that it is off by default."""
 
+import threading
+import time
+
 import oslo_messaging as messaging
 from oslo_messaging.notify import _impl_test
 import pytest
@@ -53,6 +56,7 @@ def test_start_end_and_error_carry_versioned_payloads():
     sender.start({}, spec, uuids)
     sender.end({}, spec, uuids, [[claimed, alternate]])
     sender.error({}, spec, uuids, exception.NoValidHost(reason="no room"))
+    assert sender.flush(10)     # sent from a thread of its own
 
     sent = [(m["event_type"], priority, m["publisher_id"], m["payload"])
             for _ctxt, m, priority, _retry in _impl_test.NOTIFICATIONS]
@@ -75,3 +79,41 @@ def test_start_end_and_error_carry_versioned_payloads():
     assert end["gantt_object.data"]["compute_node_uuid"] == node
     assert end["gantt_object.data"]["claimed"] is True
     assert data[2]["reason"] == "No valid host was found. no room"
+
+
+class _StuckBus:
+    """A notifier whose bus does not answer until released."""
+
+    def __init__(self):
+        self.entered = threading.Event()
+        self.released = threading.Event()
+        self.sent = []
+
+    def info(self, ctxt, event, payload):
+        self.entered.set()
+        self.released.wait(30)
+        self.sent.append(event)
+
+    error = info
+
+
+def test_a_stuck_bus_never_holds_up_a_placement(caplog):
+    bus = _StuckBus()
+    sender = gantt_notifier.SchedulingNotifier(bus, queue_size=2)
+    spec = f.request(f.flavor())
+    uuids = f.uuids(1)
+
+    started = time.monotonic()
+    sender.start({}, spec, uuids)
+    assert bus.entered.wait(10)     # the first is with the bus, stuck
+    for _ in range(5):
+        sender.start({}, spec, uuids)
+    assert time.monotonic() - started < 1.0
+    assert not sender.flush(0.2)    # the queue is full
+
+    bus.released.set()
+    assert sender.flush(10)
+    # the first went to the bus, two waited, the newest three were dropped
+    assert len(bus.sent) == 3
+    assert "3 notification(s) dropped" not in caplog.text
+    assert "2 notification(s) dropped so far" in caplog.text
