@@ -55,11 +55,18 @@ def gantt_side(args):
     harness.require_services("rabbit", args.db)
     cloud = fleet.build(args.hosts)
     spec = gantt_env.request_spec(cloud, group=False)
+    extra = ""
+    if args.notifications:
+        # a listener drains them, as a consumer in a cloud would
+        topic = "gantt-bench-notifications-" + uuid.uuid4().hex[:8]
+        extra = ("[oslo_messaging_notifications]\ndriver = messagingv2\n"
+                 "topics = %s\n" % topic)
     with dbs.ThrowawayDB(args.db) as tdb:
         db = gantt_env.gantt_database(tdb.url)
         gantt_env.Populator(db, cloud).grow_to(args.hosts)
         db.dispose()
-        with gantt_env.Daemon(tdb.url) as daemon:
+        with gantt_env.Daemon(tdb.url, extra=extra) as daemon, \
+                _NotificationDrain(args.notifications and topic) as drain:
             client, transport = daemon.client()
             ready = daemon.wait_ready()
             harness.log("gantt-scheduler ready in %.1fs with %d hosts",
@@ -79,6 +86,7 @@ def gantt_side(args):
     harness.log("gantt: p50 %.3f ms, %.0f calls/s with %d threads",
                 result["latency_1"]["p50"], result["rate_n"], args.threads)
     result.update(side="gantt", db=args.db, hosts=args.hosts,
+                  notifications=drain.count,
                   digest=fleet.digest(cloud), tracebacks=log.count(
                       "Traceback"), placements=stats.placements,
                   claim_conflicts=stats.claim_conflicts,
@@ -88,6 +96,59 @@ def gantt_side(args):
                   profile=prof.result,
                   versions=gantt_env.gantt_versions())
     return result
+
+
+class _NotificationDrain:
+    """Consumes the notifications of ``topic`` (and counts them); a no-op
+    without a topic."""
+
+    def __init__(self, topic):
+        self.topic = topic
+        self.count = None
+        self._listener = self._transport = None
+
+    def __enter__(self):
+        if not self.topic:
+            return self
+        import oslo_messaging as messaging
+
+        drain = self
+
+        class Endpoint:
+            def info(self, ctxt, publisher_id, event_type, payload,
+                     metadata):
+                drain.count += 1
+
+            error = info
+
+        self.count = 0
+        self._transport = messaging.get_notification_transport(
+            _rabbit_conf(), url=harness.RABBIT_URL)
+        self._listener = messaging.get_notification_listener(
+            self._transport, [messaging.Target(topic=self.topic)],
+            [Endpoint()], executor="threading")
+        self._listener.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._listener is not None:
+            self._listener.stop()
+            self._listener.wait()
+            self._transport.cleanup()
+            # notification queues outlive their listener
+            import kombu
+            with kombu.Connection(harness.RABBIT_URL.replace(
+                    "rabbit://", "amqp://", 1)) as conn:
+                channel = conn.channel()
+                for priority in ("info", "error"):
+                    channel.queue_delete("%s.%s" % (self.topic, priority))
+
+
+def _rabbit_conf():
+    from oslo_config import cfg
+    conf = cfg.ConfigOpts()
+    conf([], default_config_files=[])
+    return conf
 
 
 def table(results):
@@ -131,6 +192,9 @@ def show(results):
           "log; the worker's own time per call (1 caller) p50 %.2f ms" % (
               g["placements"], g["claim_conflicts"], g["tracebacks"],
               g.get("server_ms", {}).get("p50", float("nan"))))
+    if g.get("notifications") is not None:
+        print("Notifications on: %d received by the listener"
+              % g["notifications"])
 
 
 def add_arguments(parser):
@@ -138,6 +202,10 @@ def add_arguments(parser):
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--db", default="mysql")
+    parser.add_argument("--notifications", action="store_true",
+                        help="the daemon emits select_destinations "
+                             "notifications (messagingv2), drained by a "
+                             "listener in this process")
     parser.add_argument("--profile", action="store_true",
                         help="sample the worker's request threads with "
                              "py-spy (--idle: waits count)")

@@ -5,6 +5,7 @@ import socket
 import threading
 import uuid
 
+import kombu
 import oslo_messaging as messaging
 import pytest
 
@@ -48,6 +49,15 @@ def notified(daemon_factory, server_db):
     listener.stop()
     listener.wait()
     transport.cleanup()
+    _delete_queues(daemon.conf.transport_url, topic)
+
+
+def _delete_queues(url, topic):
+    """Notification queues outlive their listener: drop this test's."""
+    with kombu.Connection(url.replace("rabbit://", "amqp://", 1)) as conn:
+        channel = conn.channel()
+        for priority in ("info", "error"):
+            channel.queue_delete("%s.%s" % (topic, priority))
 
 
 def test_a_placement_is_notified_at_start_and_end(notified):
