@@ -20,6 +20,7 @@ import logging
 import queue
 import socket
 import threading
+import time
 
 import oslo_messaging as messaging
 
@@ -92,12 +93,13 @@ class SchedulingNotifier:
         whether it was."""
         if self._sender is None:
             return True
+        deadline = time.monotonic() + timeout
         done = threading.Event()
         try:
             self._outbox.put((None, done), timeout=timeout)
         except queue.Full:
             return False
-        return done.wait(timeout)
+        return done.wait(max(0.0, deadline - time.monotonic()))
 
     @staticmethod
     def _payload(spec, instance_uuids, destinations=None, reason=None):

@@ -240,9 +240,8 @@ class Server(rpc_server.RPCServer):
     def _skipped(self, incoming):
         """Drop a cast the server has no use for; False if it is not one."""
         skip = self._skip.get(incoming.message.get("method"))
-        # casts only (see _take_inline): a call always gets its answer
-        if skip is None or getattr(incoming, "orig_msg_id",
-                                   "unknown") is not None:
+        # a call always gets its answer
+        if skip is None or not _is_cast(incoming):
             return False
         ctxt = incoming.ctxt
         if not isinstance(ctxt, dict) or not skip(ctxt):
@@ -254,11 +253,7 @@ class Server(rpc_server.RPCServer):
         """Hand an inline cast to its callable; False if it is not one."""
         message = incoming.message
         inline = self._inline.get(message.get("method"))
-        # a cast has no msg_id on the wire; the AMQP driver keeps that as
-        # orig_msg_id (msg_id itself is invented when missing); from any
-        # other driver nothing is taken inline
-        if inline is None or getattr(incoming, "orig_msg_id",
-                                     "unknown") is not None:
+        if inline is None or not _is_cast(incoming):
             return False
         fn, params, served = inline
         args = message.get("args", {})
@@ -274,6 +269,15 @@ class Server(rpc_server.RPCServer):
             LOG.exception("Failed to take an inline %s cast",
                           message["method"])
         return True
+
+
+def _is_cast(incoming):
+    """Whether ``incoming`` is a cast, as far as can be told: a cast has
+    no msg_id on the wire; the AMQP driver keeps that as orig_msg_id
+    (msg_id itself is invented when missing). A message of any other
+    driver counts as a call, so nothing of it is skipped or taken inline.
+    """
+    return getattr(incoming, "orig_msg_id", "unknown") is None
 
 
 def _served_version(dispatcher, method):
