@@ -1,0 +1,1 @@
+"""Alembic revisions of Gantt's schema, oldest first."""

@@ -1,0 +1,1 @@
+"""The scheduling engine: host cache, request, pipeline stages and claims."""
