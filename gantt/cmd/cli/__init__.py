@@ -11,7 +11,6 @@ configuration's transport, topic and upgrade-level options matter here.
 """
 
 import logging
-import os
 import sys
 
 from cliff import app
@@ -48,10 +47,6 @@ LEGACY = {
     "aggregate-list": "aggregate list",
     "aggregate-delete": "aggregate delete",
 }
-
-#: what cliff returns when the reader of stdout went away
-_CLOSED_PIPE = 141
-
 
 def command_manager():
     manager = commandmanager.CommandManager("gantt.cli")
@@ -98,8 +93,11 @@ class GanttApp(app.App):
             return
         # oslo.messaging logs each failed broker connection: the command
         # says it once instead (see base.Rpc)
+        # (and Python's last-resort handler must not print them either)
         for name in base.MESSAGING_LOGGERS:
-            logging.getLogger(name).propagate = False
+            logger = logging.getLogger(name)
+            logger.propagate = False
+            logger.addHandler(logging.NullHandler())
 
     @property
     def rpc(self):
@@ -116,25 +114,11 @@ class GanttApp(app.App):
             self._rpc.close()
 
 
-def _quiet_stdout():
-    """The reader of stdout is gone (``gantt host list | head -1``): send
-    what is left to /dev/null, so that exiting does not fail again."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
-
-
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    try:
-        code = GanttApp().run(argv or ["help"])
-        if code != _CLOSED_PIPE:
-            sys.stdout.flush()
-    except BrokenPipeError:
-        code = _CLOSED_PIPE
-    if code == _CLOSED_PIPE:
-        _quiet_stdout()
-    return code
+    # a closed stdout (gantt host list | head -1) is cliff's to handle:
+    # no traceback, exit code 141 as after SIGPIPE
+    return GanttApp().run(argv or ["help"])
 
 
 if __name__ == "__main__":
