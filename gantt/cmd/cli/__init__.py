@@ -65,7 +65,7 @@ class GanttApp(app.App):
             description="Gantt operator CLI: hosts, aggregates, statistics "
                         "and dry runs of a running scheduler, over RPC.",
             version=version.version_info.version_string_with_package(),
-            command_manager=command_manager())
+            command_manager=command_manager(), deferred_help=True)
         self._rpc = None
 
     def build_option_parser(self, description, version, argparse_kwargs=None):

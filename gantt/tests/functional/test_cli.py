@@ -285,3 +285,15 @@ def test_config_dir_is_read(daemon, tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == list(HOSTS)
+
+
+def test_help_needs_no_scheduler():
+    done = subprocess.run([GANTT, "aggregate", "create", "--help"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "usage: gantt aggregate create" in done.stdout
+    assert "--uuid UUID" in done.stdout
+    listing = subprocess.run([GANTT, "help"], capture_output=True,
+                             text=True, timeout=60)
+    assert "host list" in listing.stdout
+    assert "aggregate-set" not in listing.stdout      # deprecated, hidden
