@@ -183,8 +183,10 @@ class _HostChange(base.Command, show.ShowOne):
 
 
 class AggregateAddHost(_HostChange):
-    """Add hosts to an aggregate (the scheduler refuses hosts it does not
-    know)."""
+    """Add hosts to an aggregate.
+
+    The scheduler refuses hosts it does not know.
+    """
 
     def changed(self, hosts, named, agg):
         return hosts | named
@@ -225,8 +227,10 @@ class AggregateDelete(base.Command, command.Command):
 
 
 class LegacyAggregateSet(base.Command, command.Command):
-    """Create or replace an aggregate whole (deprecated: use aggregate
-    create, set, add host and remove host)."""
+    """Create or replace an aggregate whole (deprecated).
+
+    Use aggregate create, set, add host and remove host instead.
+    """
 
     deprecated = True
 

@@ -24,8 +24,10 @@ def example_text():
 
 
 class StatsShow(base.Command, show.ShowOne):
-    """Show the counters of the worker that answers (requests,
-    NoValidHost, eliminations per filter, report ages…)."""
+    """Show the counters of the worker that answers.
+
+    Requests, NoValidHost, eliminations per filter, report ages…
+    """
 
     def take_action(self, parsed_args):
         fields = self.rpc.call("get_statistics").obj_to_dict()
@@ -34,8 +36,10 @@ class StatsShow(base.Command, show.ShowOne):
 
 
 class Explain(base.Command, command.Command):
-    """Which hosts each filter removes for a request spec, and how the
-    best ones weigh; nothing is claimed."""
+    """Dry-run a request spec: what each filter removes, how hosts weigh.
+
+    Nothing is claimed.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
