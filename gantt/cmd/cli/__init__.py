@@ -92,9 +92,9 @@ class GanttApp(app.App):
         if self.options.debug or self.options.verbose_level > 1:
             return
         # oslo.messaging logs each failed broker connection: the command
-        # says it once instead (see base.Rpc)
-        # (and Python's last-resort handler must not print them either)
-        for name in base.MESSAGING_LOGGERS:
+        # says it once instead (see base.Rpc); and Python's last-resort
+        # handler must not print them either
+        for name in base.QUIET_LOGGERS:
             logger = logging.getLogger(name)
             logger.propagate = False
             logger.addHandler(logging.NullHandler())

@@ -29,8 +29,10 @@ REFUSED = 2
 #: oslo.messaging's drivers log here when they cannot reach a broker
 #: (they log through oslo.log, which names loggers "oslo.messaging…")
 _DRIVERS_LOGGER = "oslo.messaging._drivers"
-#: the loggers of oslo.messaging (stdlib- and oslo.log-named)
-MESSAGING_LOGGERS = ("oslo.messaging", "oslo_messaging")
+#: libraries whose log lines the command says in its own words: those of
+#: oslo.messaging (stdlib- and oslo.log-named) and of stevedore (which
+#: loads its driver)
+QUIET_LOGGERS = ("oslo.messaging", "oslo_messaging", "stevedore")
 
 
 class CommandError(Exception):
@@ -135,7 +137,12 @@ class Rpc:
         self.conf = conf
         self.timeout = timeout
         self.broken = False
-        self._transport = rpc.get_transport(conf)
+        try:
+            self._transport = rpc.get_transport(conf)
+        except (messaging.InvalidTransportURL, messaging.DriverLoadFailure,
+                ValueError) as exc:
+            raise CommandError("[DEFAULT] transport_url: %s" % (exc,),
+                               REFUSED) from None
         self.client = rpc_client.SchedulerClient.from_conf(
             conf, transport=self._transport, timeout=timeout)
         url = messaging.TransportURL.parse(conf, conf.transport_url)

@@ -242,6 +242,16 @@ def test_a_broker_that_is_down_is_one_line_soon(daemon, tmp_path):
     assert took < 10, took
 
 
+@pytest.mark.parametrize("url", ["foo://somewhere/", "rabbit://u:p@[::1/"])
+def test_a_bad_transport_url_is_one_line(tmp_path, url):
+    conf = tmp_path / "bad.conf"
+    conf.write_text("[DEFAULT]\ntransport_url = %s\n" % url)
+    done = subprocess.run([GANTT, "--config-file", str(conf), "host",
+                           "list"], capture_output=True, text=True,
+                          timeout=60)
+    assert "gantt: [DEFAULT] transport_url: " in one_error_line(done, 2)
+
+
 def test_no_scheduler_on_the_topic_is_one_line_after_the_timeout(daemon,
                                                                   tmp_path):
     conf = tmp_path / "nobody.conf"
