@@ -41,6 +41,16 @@ class InvalidRequest(GanttException):
     code = "gantt.invalid_request"
 
 
+class HostNotFound(InvalidRequest):
+    """An aggregate names hosts the scheduler has never heard of (a typo,
+    or a host whose agent has not reported yet); nothing was stored. A
+    subclass of InvalidRequest: callers that catch that catch this too."""
+
+    msg_fmt = ("Unknown host(s) %(hosts)s: no compute host of that name has "
+               "reported to the scheduler")
+    code = "gantt.host_not_found"
+
+
 class MaxRetriesExceeded(GanttException):
     msg_fmt = ("Exhausted all hosts available for retrying build failures "
                "for instance %(instance_uuid)s: %(reason)s")

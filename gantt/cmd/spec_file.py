@@ -13,6 +13,10 @@ mappings, for example::
     scheduler_hints: {query: ['[">=", "$free_ram_mb", 4096]']}
     request_groups: [{suffix: "1", resources: {CUSTOM_FPGA: 1}}]
     requested_destination: {cell_uuid: ..., aggregates: ["agg1,agg2"]}
+
+Every field is described in doc/source/admin/cli.rst ("Request spec
+files"); an example ships as gantt/cmd/examples/explain-request.yaml
+(``gantt explain --example``).
 """
 
 import json

@@ -9,18 +9,22 @@ from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
+from gantt import exception
 from gantt.db import models
 from gantt.objects import aggregate as aggregate_obj
 
 AGG = models.Aggregate.__table__
 HOSTS = models.AggregateHost.__table__
 META = models.AggregateMetadata.__table__
+REPORTS = models.HostReport.__table__
 
 
 def save(db, aggregate, retries=3):
     """Create or replace ``aggregate`` (an Aggregate object).
 
     :returns: True if it was created, False if it replaced one
+    :raises: HostNotFound when it adds a host that never reported (nothing
+        is written)
     """
     for _attempt in range(retries):
         try:
@@ -37,6 +41,7 @@ def _save(conn, aggregate):
     row = conn.execute(sa.select(AGG.c.id).where(
         AGG.c.uuid == aggregate.uuid)).first()
     created = row is None
+    _refuse_unknown_hosts(conn, None if created else row.id, aggregate.hosts)
     if created:
         agg_id = conn.execute(AGG.insert().values(
             uuid=aggregate.uuid, name=aggregate.name,
@@ -56,6 +61,26 @@ def _save(conn, aggregate):
             {"aggregate_id": agg_id, "key": k, "value": v}
             for k, v in sorted(aggregate.metadata.items())])
     return created
+
+
+def _refuse_unknown_hosts(conn, agg_id, hosts):
+    """Refuse hosts the aggregate adds that no agent ever reported.
+
+    Hosts it already lists stay allowed (a host deleted since must not
+    block every later change of its aggregates), as Nova refuses only the
+    host being added.
+    """
+    added = set(hosts)
+    if agg_id is not None:
+        added -= set(conn.execute(sa.select(HOSTS.c.host).where(
+            HOSTS.c.aggregate_id == agg_id)).scalars())
+    if not added:
+        return
+    known = set(conn.execute(sa.select(REPORTS.c.host).where(
+        REPORTS.c.host.in_(sorted(added)))).scalars())
+    unknown = sorted(added - known)
+    if unknown:
+        raise exception.HostNotFound(hosts=", ".join(unknown))
 
 
 def delete(db, uuid):

@@ -1011,7 +1011,8 @@ class SchedulerManager:
     def set_aggregate(self, aggregate):
         """Create or replace an aggregate (hosts and metadata).
 
-        :raises: InvalidRequest
+        :raises: InvalidRequest; HostNotFound (one) when it adds a host no
+            agent ever reported (nothing is stored)
         """
         aggregates.validate(aggregate)
         created = db_aggregates.save(self.db, aggregate)

@@ -12,12 +12,19 @@ from gantt.scheduler import filters
 KEY = "availability_zone"
 
 
+def zones_of(aggregate_zones, reported):
+    """The zones a host is in (a frozenset, empty for none): the
+    ``availability_zone`` values of its aggregates, else the zone its agent
+    reports. ``gantt host list`` shows this too."""
+    if aggregate_zones:
+        return frozenset(aggregate_zones)
+    return frozenset([reported]) if reported else frozenset()
+
+
 def host_in_zone(host, zone):
     """Whether one host (a HostRecord) is in ``zone``."""
-    zones = aggregates.values(host, KEY)
-    if zones:
-        return zone in zones
-    return host.availability_zone == zone
+    return zone in zones_of(aggregates.values(host, KEY),
+                            host.availability_zone)
 
 
 def rows_in_zone(view, zone):

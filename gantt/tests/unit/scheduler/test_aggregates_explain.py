@@ -33,6 +33,8 @@ def _hosts(selections):
 
 
 def test_aggregates_are_stored_listed_and_deleted(manager):
+    for name in ("h1", "h2", "h3", "h4"):
+        _report(manager, name)
     manager.set_aggregate(_agg(AGG_SSD, "ssd", ["h1"], ssd="true"))
     manager.set_aggregate(_agg(AGG_AZ, "east", ["h2", "h3"],
                                availability_zone="east"))
@@ -61,11 +63,26 @@ def test_bad_aggregates_are_refused(manager, aggregate):
     assert manager.get_aggregates() == []
 
 
+def test_an_aggregate_naming_an_unknown_host_is_refused(manager):
+    _report(manager, "h1")
+    with pytest.raises(exception.HostNotFound) as err:
+        manager.set_aggregate(_agg(AGG_SSD, "ssd", ["h1", "h9", "h8"]))
+    assert "h8, h9" in str(err.value)
+    assert manager.get_aggregates() == []
+    manager.set_aggregate(_agg(AGG_SSD, "ssd", ["h1"]))
+    # a host it already lists is not checked again (it may have gone)
+    with pytest.raises(exception.HostNotFound):
+        manager.set_aggregate(_agg(AGG_SSD, "renamed", ["h1", "h9"]))
+    [stored] = manager.get_aggregates()
+    assert (stored.name, stored.hosts) == ("ssd", ["h1"])
+
+
 def test_a_host_named_by_an_aggregate_joins_it_whenever_it_reports(manager):
+    _report(manager, "late")           # reports no zone: the aggregate's
     manager.set_aggregate(_agg(AGG_AZ, "east", ["late"],
                                availability_zone="east"))
     _report(manager, "early", zone="east")
-    _report(manager, "late")           # reports no zone: the aggregate's
+    _report(manager, "late")           # and reports again
     _report(manager, "other", zone="west")
     spec = factories.request(availability_zone="east")
     result = manager.explain(spec)
@@ -86,10 +103,10 @@ def test_a_host_named_by_an_aggregate_joins_it_whenever_it_reports(manager):
 
 
 def test_a_restarted_worker_loads_the_aggregates(conf, sqlite_db, manager):
-    manager.set_aggregate(_agg(TENANT, "p1-only", ["h1"],
-                               filter_tenant_id="p1"))
     _report(manager, "h1")
     _report(manager, "h2")
+    manager.set_aggregate(_agg(TENANT, "p1-only", ["h1"],
+                               filter_tenant_id="p1"))
     conf.set_override("enabled_filters", ["AggregateMultiTenancyIsolation"],
                       "filter_scheduler")
     fresh = manager_mod.SchedulerManager(conf, sqlite_db)
@@ -105,10 +122,10 @@ def test_tenant_pre_filter_limits_a_project_to_its_aggregates(conf,
                                                               manager):
     conf.set_override("limit_tenants_to_placement_aggregate", True,
                       "scheduler")
-    manager.set_aggregate(_agg(TENANT, "p1-only", ["h1"],
-                               filter_tenant_id="p1"))
     for name in ("h1", "h2", "h3"):
         _report(manager, name)
+    manager.set_aggregate(_agg(TENANT, "p1-only", ["h1"],
+                               filter_tenant_id="p1"))
     placed = manager.select_destinations(
         factories.request(project_id="p1"), factories.uuids(1),
         return_alternates=False)

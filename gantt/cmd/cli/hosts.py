@@ -1,0 +1,129 @@
+"""``gantt host list`` and ``gantt host show``: hosts as the scheduler
+sees them.
+
+A host's zone is the one the AvailabilityZoneFilter uses: the
+``availability_zone`` metadata of the aggregates it is in, else the zone
+its agent reports.
+"""
+
+from cliff import lister
+from cliff import show
+
+from gantt.cmd.cli import base
+from gantt.scheduler.filters import availability_zone
+
+#: (resource class, column title) of the usage ``host list`` shows
+_USAGE = (("VCPU", "vCPUs"), ("MEMORY_MB", "Memory MB"),
+          ("DISK_GB", "Disk GB"))
+_COLUMNS = ("Host", "Zone", "State", "Status") + tuple(
+    title for _rc, name in _USAGE for title in (name + " Used", name))
+_LONG_COLUMNS = ("UUID", "Node", "Cell", "Aggregates", "Instances")
+
+
+def _zone_table(rpc, stderr):
+    """``{aggregate uuid: its availability_zone}``; None when the version
+    cap forbids reading aggregates (zones are then the reported ones)."""
+    if not rpc.can_send_version("1.2"):
+        stderr.write("gantt: [upgrade_levels] scheduler forbids reading "
+                     "aggregates: zones shown are those the hosts report\n")
+        return None
+    return {agg.uuid: agg.metadata[availability_zone.KEY]
+            for agg in rpc.call("get_aggregates")
+            if availability_zone.KEY in agg.metadata}
+
+
+def _zone(state, zone_table):
+    """The host's zone(s), comma-separated; None when it has none."""
+    in_aggregates = [zone_table[u] for u in state.aggregates
+                     if u in (zone_table or {})]
+    zones = availability_zone.zones_of(in_aggregates,
+                                       state.availability_zone)
+    return ", ".join(sorted(zones)) or None
+
+
+def _usage(state):
+    """``[used, capacity]`` per resource class of _USAGE (None if absent);
+    capacity is what can be allocated: (total - reserved) x ratio."""
+    by_class = {r.resource_class: r for r in state.resources}
+    out = []
+    for rc, _name in _USAGE:
+        usage = by_class.get(rc)
+        out += [None, None] if usage is None else [
+            usage.used, usage.used + usage.free]
+    return out
+
+
+def _row(state, zone_table, long):
+    row = [state.host, _zone(state, zone_table),
+           "up" if state.up else "down",
+           "disabled" if state.disabled else "enabled"] + _usage(state)
+    if long:
+        row += [state.uuid, state.nodename, state.cell_uuid,
+                base.ListColumn(state.aggregates), state.num_instances]
+    return row
+
+
+class HostList(base.Command, lister.Lister):
+    """List the hosts the scheduler knows, with their zone and usage."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--cell", metavar="UUID",
+                            help="only the hosts of this cell")
+        parser.add_argument("--long", action="store_true",
+                            help="also the provider uuid, node, cell, "
+                                 "aggregates and instance count")
+        return parser
+
+    def take_action(self, parsed_args):
+        states = self.rpc.call("get_host_states")
+        if parsed_args.cell:
+            states = [s for s in states if s.cell_uuid == parsed_args.cell]
+        zones = _zone_table(self.rpc, self.app.stderr)
+        names = _COLUMNS + (_LONG_COLUMNS if parsed_args.long else ())
+        return names, [_row(s, zones, parsed_args.long)
+                       for s in sorted(states, key=lambda s: s.host)]
+
+
+class ResourcesColumn(base.DictColumn):
+    """Per resource class its inventory and usage."""
+
+    def human_readable(self):
+        return "\n".join(
+            "%s: %d used of %d (total %d, reserved %d, ratio %g)" % (
+                rc, r["used"], r["used"] + r["free"], r["total"],
+                r["reserved"], r["allocation_ratio"])
+            for rc, r in sorted(self._value.items()))
+
+
+def _details(state, zone_table):
+    fields = state.obj_to_dict()
+    resources = {r.pop("resource_class"): r
+                 for r in fields.pop("resources")}
+    fields["reported_availability_zone"] = fields.pop("availability_zone")
+    fields["availability_zone"] = _zone(state, zone_table)
+    fields["resources"] = ResourcesColumn(resources)
+    return {key: base.plain(value) for key, value in fields.items()}
+
+
+class HostShow(base.Command, show.ShowOne):
+    """Show one host (or node) as the scheduler sees it."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("host",
+                            help="host name or provider uuid")
+        return parser
+
+    def take_action(self, parsed_args):
+        states = self.rpc.call("get_host_states", hosts=[parsed_args.host])
+        if not states:
+            raise base.CommandError("no such host: %s" % parsed_args.host)
+        if len(states) > 1:
+            raise base.CommandError(
+                "%s names %d nodes: give one of their uuids (%s)" % (
+                    parsed_args.host, len(states),
+                    ", ".join(sorted(s.uuid for s in states))))
+        fields = _details(states[0], _zone_table(self.rpc, self.app.stderr))
+        names = sorted(fields)
+        return names, [fields[n] for n in names]
