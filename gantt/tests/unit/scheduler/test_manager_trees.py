@@ -7,6 +7,7 @@ import pytest
 from gantt import exception
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import provider
+from gantt.objects import request_spec
 from gantt.objects import selection
 from gantt.tests import factories as f
 from gantt.tests.functional import test_provider_trees as trees
@@ -378,3 +379,17 @@ def test_an_overfull_child_still_leaves_too_little(manager):
     with pytest.raises(exception.NoValidHost, match="lacked VCPU"):
         manager.select_destinations(wants, [str(uuid.uuid4())])
     assert manager.get_allocation_candidates(wants) == []
+
+
+def test_a_group_requiring_and_forbidding_a_trait_is_invalid(manager):
+    # a tree host is solved, where the conflict was a ValueError
+    manager.report_resource_stats(trees.tree_node("cf1"))
+    wants = f.request(f.flavor(vcpus=0, memory_mb=0, root_gb=10),
+                      request_groups=[request_spec.RequestGroup(
+                          suffix="_NET", resources={"SRIOV_NET_VF": 1},
+                          required_traits=["CUSTOM_PHYSNET_A"],
+                          forbidden_traits=["CUSTOM_PHYSNET_A"])])
+    with pytest.raises(exception.InvalidRequest, match="CUSTOM_PHYSNET_A"):
+        manager.get_allocation_candidates(wants)
+    with pytest.raises(exception.InvalidRequest, match="CUSTOM_PHYSNET_A"):
+        manager.select_destinations(wants, [str(uuid.uuid4())])
