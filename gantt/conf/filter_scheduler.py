@@ -57,6 +57,16 @@ multiplied by its multiplier; the sums rank the hosts.
 Multiplier for free RAM. Positive spreads instances over the hosts with the
 most free RAM; negative stacks (fills) hosts first.
 """),
+    cfg.BoolOpt("free_capacity_weighing", default=False,
+                help="""
+What RAMWeigher, CPUWeigher and DiskWeigher weigh. False (the default):
+what Nova's weighers weigh, the compute node's free RAM and disk
+(``total - reserved - used``, allocation ratio ignored) and free VCPUs
+(``total * allocation_ratio - used``). True: the free capacity Placement
+computes for every class, ``(total - reserved) * allocation_ratio - used``,
+so that overcommitted RAM counts as room. Either way a negative value
+weighs as 0.
+"""),
     cfg.FloatOpt("cpu_weight_multiplier", default=1.0,
                  help="Multiplier for free VCPUs; negative stacks."),
     cfg.FloatOpt("disk_weight_multiplier", default=1.0,

@@ -67,6 +67,9 @@ class HostRecord:
     tree: bool = False
     # a sharing provider serves it (it may lack a class locally)
     shared: bool = False
+    # a tree's usage above the capacity of its own providers, by class
+    # (see HostView.tree_excess)
+    tree_excess: dict = dataclasses.field(default_factory=dict)
 
     def ratio(self, resource_class):
         """The allocation ratio of a class (1.0 when not offered)."""
@@ -253,6 +256,22 @@ class HostView:
             ("any of", aggregates), self.n,
             lambda: self.in_any_aggregate(aggregates))
 
+    def tree_excess(self, row):
+        """``{class: amount}`` a tree's providers hold above their own
+        capacity (Placement keeps usage over a shrunk inventory).
+
+        The row's used column sums every provider's usage, so such an
+        excess would hide room its siblings have; a bound on the tree's
+        room adds it back. Empty for a host that is one provider.
+        """
+        excess = {}
+        for provider in self.table.providers.tree(self.uuids[row]):
+            for rc in provider.usage:
+                over = -provider.free(rc)
+                if over > 0:
+                    excess[rc] = excess.get(rc, 0) + over
+        return excess
+
     def root_of(self, provider_uuid):
         """The uuid of the root of the tree ``provider_uuid`` belongs to."""
         node = self.table.providers.get(provider_uuid)
@@ -367,6 +386,7 @@ class HostView:
             pci_pools=t.pci_pools[row] or (),
             tree=bool(self.tree_rows()[row]),
             shared=bool(self.shared_rows()[row]),
+            tree_excess=self.tree_excess(row) if t.tree[row] else {},
         )
 
 

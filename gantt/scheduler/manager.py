@@ -420,11 +420,21 @@ class SchedulerManager:
                 held[consumer].append((row, resources))
                 view.consume(row, {rc: -amount
                                    for rc, amount in resources.items()})
-                if group is not None and group.hosts.get(view.hosts[row]):
-                    group.hosts[view.hosts[row]] -= 1
-                    if not group.hosts[view.hosts[row]]:
-                        del group.hosts[view.hosts[row]]
+                _uncount_member(group, view.hosts[row])
         return held
+
+    def _count_out_moving_member(self, view, request, instance_uuid):
+        """A first move: the source stays counted as usage (a resize on
+        the same host needs room for both), but the instance does not
+        count against its own host in its server group, as Nova's
+        anti-affinity filter passes the host the instance is on."""
+        group = request.instance_group
+        if group is None:
+            return
+        held = self.claimer.allocations_of([instance_uuid])
+        rows = {view.row_of(p) for p in held.get(instance_uuid, {})}
+        for host in {view.hosts[row] for row in rows if row is not None}:
+            _uncount_member(group, host)
 
     def _view(self):
         return host_view.HostView(
@@ -959,6 +969,8 @@ class SchedulerManager:
             # instance's to replace; the source stays with the migration
             held = self._count_out_previous_claims(view, request,
                                                    [instance_uuid])
+        else:
+            self._count_out_moving_member(view, request, instance_uuid)
         cands = candidates.for_request(view, request, self.conf)
         claim = functools.partial(self.claimer.move_claim,
                                   migration_uuid=migration_uuid)
@@ -1064,6 +1076,14 @@ def _candidate_query(request):
             same_subtree=request.same_subtree,
             root_required=request.root_required,
             root_forbidden=request.root_forbidden)))
+
+
+def _uncount_member(group, host):
+    """One member fewer on ``host`` in a request's GroupState."""
+    if group is not None and group.hosts.get(host):
+        group.hosts[host] -= 1
+        if not group.hosts[host]:
+            del group.hosts[host]
 
 
 def _group_claim(request):

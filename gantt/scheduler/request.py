@@ -28,6 +28,7 @@ _RESOURCES_SPEC = re.compile(
 _TRAIT_SPEC = re.compile(r"^trait([1-9][0-9]*|_[a-zA-Z0-9_-]{1,64})?:(.+)$")
 _MAX_INSTANCES = 1000
 _HARD_POLICIES = ("affinity", "anti-affinity")
+_GROUP_POLICIES = ("none", "isolate")
 
 
 def validate_resource_class(name):
@@ -404,6 +405,8 @@ def from_spec(spec, instance_uuids, lookup):
     image_props = dict(spec.image.properties) if spec.image else {}
     cpu = numa_mod.cpu_request(spec.flavor, image_props)
     groups = _build_groups(spec, cpu)
+    _check_trait_conflicts(groups)
+    group_policy = _group_policy(spec, groups)
     topology = numa_mod.guest_topology(spec.flavor, image_props, cpu)
     resources = collections.Counter()
     for group in groups:
@@ -415,7 +418,7 @@ def from_spec(spec, instance_uuids, lookup):
     same_subtree, root_required, root_forbidden = _tree_options(spec, groups)
     return ResourceRequest(
         spec=spec, groups=groups,
-        group_policy=spec.group_policy or "none",
+        group_policy=group_policy,
         resources=dict(resources),
         availability_zone=spec.availability_zone,
         force_hosts=frozenset(spec.force_hosts),
@@ -431,6 +434,58 @@ def from_spec(spec, instance_uuids, lookup):
         image_id=spec.image.id if spec.image else None,
         same_subtree=same_subtree, root_required=root_required,
         root_forbidden=root_forbidden)
+
+
+def _check_trait_conflicts(groups):
+    """A group that requires a trait it forbids (or only forbidden ones
+    among an any-of set) is Placement's 400, not a request that matches
+    nothing."""
+    for group in groups:
+        conflicts = sorted(group.required_traits & group.forbidden_traits)
+        conflicts += [",".join(sorted(any_of)) for any_of in group.any_traits
+                      if any_of <= group.forbidden_traits]
+        if conflicts:
+            raise exception.InvalidRequest(
+                reason="request group %r both requires and forbids %s"
+                       % (group.suffix, "; ".join(conflicts)))
+
+
+def _group_policy(spec, groups):
+    """``none`` or ``isolate``: the spec's, else the flavor's
+    ``group_policy`` extra spec, as Nova reads it.
+
+    Without one, Placement refuses (400) a query with two or more suffixed
+    groups. Nova sends ``none`` for the caller when at most one of them
+    comes from the flavor (the others from ports); Gantt does the same, and
+    refuses the request when the flavor itself names two or more.
+    """
+    policy = spec.group_policy or spec.flavor.extra_specs.get(
+        "group_policy")
+    if policy is not None:
+        if policy not in _GROUP_POLICIES:
+            raise exception.InvalidRequest(
+                reason="group_policy must be 'none' or 'isolate', not %r"
+                       % (policy,))
+        return policy
+    suffixed = [g.suffix for g in groups if g.suffix]
+    from_flavor = _flavor_suffixes(spec.flavor.extra_specs)
+    if len(suffixed) > 1 and len(from_flavor) > 1:
+        raise exception.InvalidRequest(
+            reason="the flavor names %d numbered request groups (%s) but no "
+                   "group_policy: set the extra spec group_policy to 'none' "
+                   "or 'isolate'" % (len(from_flavor),
+                                     ", ".join(sorted(from_flavor))))
+    return "none"
+
+
+def _flavor_suffixes(extra_specs):
+    """The suffixes of the numbered groups a flavor's extra specs name."""
+    found = set()
+    for key in extra_specs:
+        match = _RESOURCES_SPEC.match(key) or _TRAIT_SPEC.match(key)
+        if match and match.group(1):
+            found.add(match.group(1))
+    return found
 
 
 def _tree_options(spec, groups):

@@ -5,9 +5,14 @@ Placement's inventory rule, per class: the amount lies within
 ``used + amount <= (total - reserved) * allocation_ratio``.
 
 A host that is a provider tree is checked on its tree-wide sums, which no
-fitting tree can fail; a host a sharing provider serves may get the class
+fitting tree can fail: its usage counts only up to each provider's own
+capacity, since a provider over its (shrunk) inventory takes no room from
+its siblings, as Placement judges each provider on its own. The solver
+decides the exact fit. A host a sharing provider serves may get the class
 from that provider, so it is left to the allocation-candidates solver.
 """
+
+import dataclasses
 
 import numpy as np
 
@@ -24,7 +29,7 @@ class ResourceFilter(filters.BaseFilter):
             return True
         for rc, amount in request.resources.items():
             slot = host.resources.get(rc)
-            if slot is None or not slot.fits(amount):
+            if slot is None or not _within(slot, host, rc).fits(amount):
                 return False
         return True
 
@@ -45,5 +50,35 @@ class ResourceFilter(filters.BaseFilter):
         return counts
 
 
+def _within(slot, host, rc):
+    """``slot`` with a tree's usage above its providers' capacity left
+    out (see HostView.tree_excess)."""
+    over = host.tree_excess.get(rc, 0)
+    return dataclasses.replace(slot, used=slot.used - over) if over else slot
+
+
 def _fits(view, rc, amount):
-    return view.memo(("fits", rc, amount), lambda: view.fits(rc, amount))
+    return view.memo(("fits", rc, amount), lambda: _fit_rows(view, rc, amount))
+
+
+def _fit_rows(view, rc, amount):
+    """``view.fits``, with the trees it refused judged again on their
+    usage within capacity (rare: a tree with an over-full provider)."""
+    mask = view.fits(rc, amount)
+    col = view.rc_column(rc)
+    if col is None:
+        return mask
+    free = view.free(col)
+    for row in np.flatnonzero(view.column("tree") & ~mask):
+        over = view.tree_excess(row).get(rc, 0)
+        if over and free[row] + over >= amount and _units_fit(
+                view, row, col, amount):
+            mask[row] = True
+    return mask
+
+
+def _units_fit(view, row, col, amount):
+    t = view.table
+    return (bool(t.has_inventory[row, col])
+            and t.min_unit[row, col] <= amount <= t.max_unit[row, col]
+            and amount % max(int(t.step_size[row, col]), 1) == 0)

@@ -3,6 +3,7 @@
 Raw values are the host's ``num_io_ops`` and ``num_instances``. With the
 defaults IoOps prefers idle hosts (multiplier -1.0) and NumInstances is off
 (0.0); a positive NumInstances multiplier packs, a negative one spreads.
+IoOps, as Nova's, normalises from 0 (``minval = 0``).
 """
 
 from gantt.scheduler import weighers
@@ -24,6 +25,8 @@ class IoOpsWeigher(_CountWeigher):
     name = "IoOpsWeigher"
     multiplier_option = "io_ops_weight_multiplier"
     column = "num_io_ops"
+    # as Nova's: 0, not the least busy host, is the low end
+    minval = 0
 
 
 class NumInstancesWeigher(_CountWeigher):

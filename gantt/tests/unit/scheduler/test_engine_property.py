@@ -171,6 +171,9 @@ def host(draw, index):
             "oops"]))
     if draw(st.booleans()):
         caps["cpu_info:features"] = "avx avx2"
+    if draw(st.booleans()):
+        caps["host_ip"] = draw(st.sampled_from(
+            ["10.0.1.5", "10.0.2.5", "fd00::5", "bogus"]))
     stats = draw(st.dictionaries(
         st.sampled_from(["failed_builds", "image_props:os_distro=ubuntu",
                          "image_props:hw_disk_bus=virtio",
@@ -282,6 +285,10 @@ def request_for(draw, names):
                                          max_size=2))] or [VM["h0"]]
     if draw(st.booleans()):
         hints["allow_cross_cell_move"] = ["true"]
+    if draw(st.booleans()):
+        near, cidr = draw(st.sampled_from(
+            [("10.0.1.1", "/24"), ("10.0.1.1", "/16"), ("fd00::1", "/64")]))
+        hints["build_near_host_ip"], hints["cidr"] = [near], [cidr]
     destination = (request_spec.Destination(
         cell_uuid=draw(st.sampled_from(CELLS)))
         if draw(st.booleans()) else None)
@@ -386,7 +393,7 @@ def test_both_runners_give_the_same_decision(case):
 
 
 def test_every_built_in_plugin_is_covered():
-    assert len(FILTERS) == 23 and len(WEIGHERS) == 13
+    assert len(FILTERS) == 24 and len(WEIGHERS) == 13
     # the queries above include ones only the per-host path can evaluate
     assert any('"not"' in q for q in QUERIES)
     assert json.loads(QUERIES[0])[0] == ">="

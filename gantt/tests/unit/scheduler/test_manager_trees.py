@@ -7,6 +7,7 @@ import pytest
 from gantt import exception
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import provider
+from gantt.objects import request_spec
 from gantt.objects import selection
 from gantt.tests import factories as f
 from gantt.tests.functional import test_provider_trees as trees
@@ -340,3 +341,55 @@ def test_uppercase_granular_suffixes_in_extra_specs(manager):
     assert sels[0][0].allocation_request.as_mapping() == {
         f.host_uuid("up1-numa1"): {"VCPU": 2},
         f.host_uuid("up1-pf1"): {"SRIOV_NET_VF": 1}}
+
+
+def _tree_with_an_overfull_cell(manager, name):
+    """NUMA cell 0 holds 6 VCPUs of a consumer, then its agent shrinks it
+    to 2 (Placement keeps usage above a shrunk inventory); cell 1 has its
+    8 VCPUs free. The tree's sums say 10 - 6 = 4 free."""
+    manager.report_resource_stats(trees.tree_node(name))
+    numa0 = f.host_uuid("%s-numa0" % name)
+    manager.claim_allocations(str(uuid.uuid4()), selection.AllocationRequest(
+        allocations=[selection.AllocationItem(
+            resource_provider_uuid=numa0, resources={"VCPU": 6})]))
+    shrunk = trees.tree_node(name)
+    shrunk.child_providers[0].inventories = [
+        trees._inv("VCPU", 2), trees._inv("MEMORY_MB", 16384)]
+    manager.report_resource_stats(shrunk, force=True)
+    return f.host_uuid("%s-numa1" % name)
+
+
+def test_an_overfull_child_does_not_hide_its_siblings_room(manager):
+    # Placement judges each provider: cell 1 alone can give 6 VCPUs
+    numa1 = _tree_with_an_overfull_cell(manager, "ov1")
+    wants = f.request(f.flavor(vcpus=6, memory_mb=1024, root_gb=10))
+    found = manager.get_allocation_candidates(wants)
+    assert found and all(
+        c.allocation_request.as_mapping()[numa1]["VCPU"] == 6
+        for c in found)
+    assert manager.explain(wants).passed == 1
+    sels = manager.select_destinations(wants, [str(uuid.uuid4())])[0]
+    assert sels[0].allocation_request.as_mapping()[numa1]["VCPU"] == 6
+
+
+def test_an_overfull_child_still_leaves_too_little(manager):
+    # 9 VCPUs fit on no provider of the tree, nor in its sums
+    _tree_with_an_overfull_cell(manager, "ov2")
+    wants = f.request(f.flavor(vcpus=9, memory_mb=1024, root_gb=10))
+    with pytest.raises(exception.NoValidHost, match="lacked VCPU"):
+        manager.select_destinations(wants, [str(uuid.uuid4())])
+    assert manager.get_allocation_candidates(wants) == []
+
+
+def test_a_group_requiring_and_forbidding_a_trait_is_invalid(manager):
+    # a tree host is solved, where the conflict was a ValueError
+    manager.report_resource_stats(trees.tree_node("cf1"))
+    wants = f.request(f.flavor(vcpus=0, memory_mb=0, root_gb=10),
+                      request_groups=[request_spec.RequestGroup(
+                          suffix="_NET", resources={"SRIOV_NET_VF": 1},
+                          required_traits=["CUSTOM_PHYSNET_A"],
+                          forbidden_traits=["CUSTOM_PHYSNET_A"])])
+    with pytest.raises(exception.InvalidRequest, match="CUSTOM_PHYSNET_A"):
+        manager.get_allocation_candidates(wants)
+    with pytest.raises(exception.InvalidRequest, match="CUSTOM_PHYSNET_A"):
+        manager.select_destinations(wants, [str(uuid.uuid4())])

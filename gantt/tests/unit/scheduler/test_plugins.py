@@ -15,7 +15,7 @@ ALL_FILTERS = [
     "IoOpsFilter", "IsolatedHostsFilter", "JsonFilter", "MetricsFilter",
     "NUMATopologyFilter", "NumInstancesFilter", "PciPassthroughFilter",
     "ResourceFilter", "SameHostFilter", "ServerGroupAffinityFilter",
-    "ServerGroupAntiAffinityFilter",
+    "ServerGroupAntiAffinityFilter", "SimpleCIDRAffinityFilter",
 ]
 ALL_WEIGHERS = [
     "BuildFailureWeigher", "CPUWeigher", "CrossCellWeigher", "DiskWeigher",

@@ -88,8 +88,10 @@ def test_extra_specs_shape_the_unsuffixed_group(extra_specs, resources,
 def test_suffixed_extra_specs_make_their_own_group():
     request = _build(factories.flavor(extra_specs={
         "resources1:CUSTOM_FPGA": "1", "trait1:CUSTOM_FAST": "required",
-        "resources_gpu:VGPU": "2"}))
+        "resources_gpu:VGPU": "2", "group_policy": "isolate"}))
     assert [g.suffix for g in request.groups] == ["", "1", "_gpu"]
+    # the flavor's group_policy extra spec, as Nova reads it
+    assert request.group_policy == "isolate"
     assert _group("1", request).resources == {"CUSTOM_FPGA": 1}
     assert _group("1", request).required_traits == {"CUSTOM_FAST"}
     assert _group("_gpu", request).resources == {"VGPU": 2}
@@ -259,3 +261,64 @@ def test_group_hosts_merge_database_and_caller_knowledge():
     # the database count wins; a host only the caller knows counts once
     assert dict(group.hosts) == {"h1": 2, "h2": 1}
     assert group.uuid == GROUP
+
+
+# -- what Placement refuses -------------------------------------------------
+
+@pytest.mark.parametrize("groups, extra_specs", [
+    # a granular group asking for a trait and its absence
+    ([request_spec.RequestGroup(suffix="1", resources={"VCPU": 1},
+                                required_traits=["HW_CPU_X86_AVX2"],
+                                forbidden_traits=["HW_CPU_X86_AVX2"])], {}),
+    # the unsuffixed group: required by the flavor, forbidden by the caller
+    ([request_spec.RequestGroup(forbidden_traits=["HW_CPU_X86_AVX2"])],
+     {"trait:HW_CPU_X86_AVX2": "required"}),
+    # an any-of set whose every trait is forbidden
+    ([request_spec.RequestGroup(
+        suffix="1", resources={"VCPU": 1},
+        any_traits=[["CUSTOM_A", "CUSTOM_B"]],
+        forbidden_traits=["CUSTOM_A", "CUSTOM_B"])], {}),
+])
+def test_requiring_and_forbidding_one_trait_is_invalid(groups, extra_specs):
+    with pytest.raises(exception.InvalidRequest,
+                       match="both requires and forbids"):
+        _build(factories.flavor(extra_specs=extra_specs),
+               request_groups=groups)
+
+
+def test_any_of_traits_with_one_allowed_trait_is_valid():
+    request = _build(request_groups=[request_spec.RequestGroup(
+        suffix="1", resources={"VCPU": 1},
+        any_traits=[["CUSTOM_A", "CUSTOM_B"]],
+        forbidden_traits=["CUSTOM_A"])])
+    assert _group("1", request).forbidden_traits == {"CUSTOM_A"}
+
+
+def test_flavor_groups_without_a_policy_are_invalid():
+    # Placement answers 400 to two numbered groups and no group_policy
+    with pytest.raises(exception.InvalidRequest, match="group_policy"):
+        _build(factories.flavor(extra_specs={
+            "resources1:CUSTOM_FPGA": "1", "resources2:VGPU": "1"}))
+
+
+def test_groups_from_ports_default_to_policy_none():
+    # as Nova: at most one numbered group from the flavor, the others
+    # from the caller (ports), and no policy: Nova sends "none"
+    request = _build(
+        factories.flavor(extra_specs={"resources1:CUSTOM_FPGA": "1"}),
+        request_groups=[request_spec.RequestGroup(
+            suffix="port", resources={"NET_BW_EGR_KILOBIT_PER_SEC": 10})])
+    assert request.group_policy == "none"
+
+
+def test_an_unknown_group_policy_is_invalid():
+    with pytest.raises(exception.InvalidRequest, match="group_policy"):
+        _build(factories.flavor(extra_specs={"group_policy": "spread"}))
+
+
+def test_an_unreported_custom_trait_is_accepted():
+    # Gantt keeps no trait registry (Placement would answer 400): a
+    # required one nobody reports matches no host, a forbidden one none
+    request = _build(factories.flavor(extra_specs={
+        "trait:CUSTOM_NOBODY_HAS_IT": "required"}))
+    assert "CUSTOM_NOBODY_HAS_IT" in request.required_traits

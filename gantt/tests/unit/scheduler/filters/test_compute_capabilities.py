@@ -51,3 +51,43 @@ def test_applies_only_with_capability_specs(conf, extra_specs):
     request = helpers.make_request(factories.flavor(extra_specs=extra_specs))
     flt = compute_capabilities.ComputeCapabilitiesFilter(conf)
     assert not flt.applies(request)
+
+
+def _nova_view():
+    """A host reporting a JSON cpu_info with a feature list and the
+    physical address bits, and stats; a bare host."""
+    cpu_info = ('{"arch": "x86_64", "features": ["avx", "avx2", "sse4.2"],'
+                ' "maxphysaddr": {"mode": "passthrough", "bits": 46}}')
+    return helpers.make_view(
+        helpers.node("h1", capabilities={"cpu_info": cpu_info},
+                     stats={"gpu_count": "2", "failed_builds": "0"}),
+        helpers.node("bare"))
+
+
+@pytest.mark.parametrize("extra_specs, expected", [
+    # an unscoped key no host reports is ignored, as Nova does
+    ({"some_unknown_key": "x"}, [True, True]),
+    ({"some_unknown_key": "x", "capabilities:cpu_info:arch": "x86_64"},
+     [True, False]),
+    # ...but an unscoped key a host reports is checked on that host
+    ({"gpu_count": ">= 4"}, [False, True]),
+    ({"gpu_count": ">= 2"}, [True, True]),
+    # ...and a HostState attribute is checked everywhere
+    ({"hypervisor_type": "QEMU"}, [False, False]),
+    # capabilities:stats:X is the stat X
+    ({"capabilities:stats:gpu_count": ">= 2"}, [True, False]),
+    ({"capabilities:stats:gpu_count": ">= 3"}, [False, False]),
+    # <all-in> over a JSON list value
+    ({"capabilities:cpu_info:features": "<all-in> avx2 sse4.2"},
+     [True, False]),
+    ({"capabilities:cpu_info:features": "<all-in> avx512f"},
+     [False, False]),
+    # hw:maxphysaddr_bits asks for at least that many bits
+    ({"hw:maxphysaddr_bits": "46"}, [True, False]),
+    ({"hw:maxphysaddr_bits": "48"}, [False, False]),
+])
+def test_nova_s_lookups(conf, extra_specs, expected):
+    request = helpers.make_request(factories.flavor(extra_specs=extra_specs))
+    flt = compute_capabilities.ComputeCapabilitiesFilter(conf)
+    assert flt.applies(request)
+    helpers.assert_both_paths(flt, _nova_view(), request, expected)

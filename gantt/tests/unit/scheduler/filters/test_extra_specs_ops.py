@@ -43,13 +43,24 @@ from gantt.scheduler.filters import extra_specs_ops
     ("avx avx2 sse4.2", "<all-in> avx sse4.2", True),
     ("avx sse4.2", "<all-in> avx avx2", False),
     ("avx2", "<all-in> avx", False),      # whole words, not substrings
+    # a list value (a JSON capability's list): its items are the words
+    (["avx", "avx2"], "<all-in> avx2 avx", True),
+    (["avx", "avx2"], "<all-in> sse4.2", False),
+    (["avx2"], "<all-in> avx", False),
+    (["avx", "avx2"], "<in> avx2", True),        # the list's text
+    # as Nova's, an operator compares with its first operand only
+    ("avx avx2", "<in> avx2 sse", True),
+    ("kvm", "s== kvm qemu", True),
+    ("9", ">= 8 100", True),
     # any of
     ("x86_64", "<or> x86_64 <or> aarch64", True),
     ("aarch64", "<or> x86_64 <or> aarch64", True),
     ("ppc64le", "<or> x86_64 <or> aarch64", False),
-    # an operator without an operand is compared as a plain string
-    ("=", "=", True),
+    # an operator without an operand never matches (as in Nova)
+    ("=", "=", False),
     ("8", ">=", False),
+    ("x", "<all-in>", False),
+    ("x", "<or>", False),
     # no value on the host never matches, whatever the expression
     (None, "QEMU", False),
     (None, "!= 8", False),

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from gantt.objects import compute_node
+from gantt.scheduler import host_view
 from gantt.scheduler.filters import resources
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
@@ -138,3 +139,19 @@ def test_explain_ignores_rows_not_removed(conf):
         view, request, np.array([False, True]))
     assert counts["lacked VCPU"] == 1
     assert sum(counts.values()) == 1
+
+
+@pytest.mark.parametrize("vcpus, expected", [(8, True), (9, False)])
+def test_a_tree_is_judged_on_its_usage_within_each_provider(
+        conf, vcpus, expected):
+    # NUMA cell 0 holds 10 VCPUs on 8 (its inventory shrank under its
+    # usage): the sums say 16 - 10 = 6 free, but cell 1 alone has 8
+    from gantt.tests.functional import test_provider_trees as trees
+    cache = helpers.make_cache(trees.tree_node("tv"))
+    cache.apply_usage(factories.host_uuid("tv-numa0"), 1, {"VCPU": 10})
+    view = host_view.HostView(cache.table, helpers.NOW,
+                              helpers.SERVICE_DOWN_TIME)
+    request = helpers.make_request(
+        factories.flavor(vcpus=vcpus, memory_mb=512, root_gb=10))
+    helpers.assert_both_paths(resources.ResourceFilter(conf), view,
+                              request, [expected])

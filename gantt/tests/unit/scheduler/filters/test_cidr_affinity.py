@@ -1,0 +1,52 @@
+"""SimpleCIDRAffinityFilter: build near an address (Nova's hints)."""
+
+import pytest
+
+from gantt import exception
+from gantt.scheduler.filters import cidr_affinity
+from gantt.tests.unit.scheduler import helpers
+
+
+def _view():
+    """Hosts at addresses in 10.0.1.0/24, 10.0.0.0/16, elsewhere, in IPv6,
+    and one that reports no address."""
+    return helpers.make_view(
+        helpers.node("near", capabilities={"host_ip": "10.0.1.17"}),
+        helpers.node("same-16", capabilities={"host_ip": "10.0.200.3"}),
+        helpers.node("far", capabilities={"host_ip": "192.168.0.5"}),
+        helpers.node("v6", capabilities={"host_ip": "fd00::5"}),
+        helpers.node("no-ip"))
+
+
+@pytest.mark.parametrize("hints, expected", [
+    # /24 by default: the address's host bits do not matter
+    ({"build_near_host_ip": ["10.0.1.200"]},
+     [True, False, False, False, False]),
+    ({"build_near_host_ip": ["10.0.1.200"], "cidr": ["/16"]},
+     [True, True, False, False, False]),
+    ({"build_near_host_ip": ["10.0.1.200"], "cidr": ["/32"]},
+     [False, False, False, False, False]),
+    ({"build_near_host_ip": ["fd00::1"], "cidr": ["/64"]},
+     [False, False, False, True, False]),
+])
+def test_hosts_on_the_network_pass(conf, hints, expected):
+    request = helpers.make_request(scheduler_hints=hints)
+    flt = cidr_affinity.SimpleCIDRAffinityFilter(conf)
+    assert flt.applies(request)
+    helpers.assert_both_paths(flt, _view(), request, expected)
+
+
+def test_without_the_hint_every_host_passes(conf):
+    request = helpers.make_request(scheduler_hints={"cidr": ["/16"]})
+    assert not cidr_affinity.SimpleCIDRAffinityFilter(conf).applies(request)
+
+
+@pytest.mark.parametrize("hints", [
+    {"build_near_host_ip": ["not-an-address"]},
+    {"build_near_host_ip": ["10.0.0.1"], "cidr": ["/40"]},
+    {"build_near_host_ip": ["10.0.0.1"], "cidr": ["/x"]},
+])
+def test_a_bad_hint_is_an_invalid_request(conf, hints):
+    request = helpers.make_request(scheduler_hints=hints)
+    with pytest.raises(exception.InvalidRequest, match="build_near_host_ip"):
+        cidr_affinity.SimpleCIDRAffinityFilter(conf).applies(request)
