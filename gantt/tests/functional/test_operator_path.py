@@ -1,17 +1,34 @@
-"""What an operator meets first: a config mistake at start.
+"""What an operator meets first, on the real daemon and RabbitMQ.
 
-The real console scripts run on a config file with one mistake each; the
-daemon logs to a file (as in production), and the reason must still reach
-the terminal, as one line, with exit code 2 and no traceback anywhere.
+* A config mistake at start: the real console scripts run on a config file
+  with one mistake each; the daemon logs to a file (as in production), and
+  the reason must still reach the terminal, as one line, with exit code 2
+  and no traceback anywhere.
+* ``[DEFAULT] rpc_ping_enabled``: a monitoring probe's ping is answered.
+* Agents casting reports before any scheduler started, and while every
+  scheduler is stopped: no cast raises, and reports flow once one is up.
 """
 
+import importlib.util
+import logging
 import os
+import socket
 import subprocess
 import sys
+import time
 
+import oslo_messaging as messaging
 import pytest
 
+from gantt import exception
+from gantt import rpcapi
+from gantt.tests import factories
+from gantt.tests.functional import conftest
+
 BIN = os.path.dirname(sys.executable)
+EXAMPLE = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))), "doc", "examples", "external_client.py")
 
 
 def _run(*args):
@@ -119,3 +136,122 @@ def test_upgrade_check_names_a_database_it_cannot_use(tmp_path):
     assert ("Check: Database schema Result: Failure Details: Configuration "
             "error: [database] connection: cannot use the database: "
             "(sqlite3.OperationalError) unable to open database file" in text)
+
+
+# -- [DEFAULT] rpc_ping_enabled, on the real daemon over RabbitMQ -----------
+
+
+def _ping(daemon, **target):
+    """oslo.messaging's ping, as a monitoring probe sends it."""
+    client = messaging.get_rpc_client(
+        daemon.transport, messaging.Target(exchange=rpcapi.EXCHANGE,
+                                           topic=daemon.topic,
+                                           version="1.0"), timeout=10)
+    return client.prepare(**target).call({}, "oslo_rpc_server_ping")
+
+
+def test_the_daemon_answers_ping_only_when_enabled(server_db,
+                                                   daemon_factory):
+    enabled = daemon_factory(server_db.url,
+                             extra="[DEFAULT]\nrpc_ping_enabled = true\n")
+    assert _ping(enabled) == "pong"
+    # the stats server of this host answers too
+    assert _ping(enabled, topic=rpcapi.stats_topic(enabled.topic),
+                 server=socket.gethostname()) == "pong"
+
+    disabled = daemon_factory(server_db.url)
+    with pytest.raises(exception.InvalidRequest,
+                       match="oslo_rpc_server_ping"):
+        _ping(disabled)
+    assert "Rejected oslo_rpc_server_ping message" in disabled.log()
+
+
+# -- casts while no scheduler is up -----------------------------------------
+
+
+@pytest.fixture
+def idle_daemon(rabbit, tmp_path, server_db):
+    """A daemon's config and client, the daemon not started yet."""
+    d = conftest.Daemon(str(tmp_path), rabbit, server_db.url)
+    yield d
+    code = d.stop()
+    d.transport.cleanup()
+    assert code in (0, None), d.log()
+    assert not conftest._tracebacks(d.log(), set()), d.log()
+
+
+def _memory_mb(state):
+    return next(r.total for r in state.resources
+                if r.resource_class == "MEMORY_MB")
+
+
+def _report(daemon, name, memory_mb=65536):
+    node = factories.compute_node_obj(name, memory_mb=memory_mb)
+    daemon.client.update_resource_stats(None, node)
+    return node
+
+
+def _wait_for_report(daemon, node, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = daemon.client.get_host_states(None, hosts=[node.host])
+        if states and states[0].report_sequence >= node.report_sequence:
+            return states[0]
+        time.sleep(0.1)
+    raise AssertionError("report %d of %s never arrived" % (
+        node.report_sequence, node.host))
+
+
+def test_agents_cast_through_a_cold_start_and_a_full_stop(idle_daemon,
+                                                          caplog):
+    d = idle_daemon
+    # cold start: no scheduler has ever served this topic
+    _report(d, "agent-1", memory_mb=1024)
+    d.client.provider_usage_changed(None, [])
+    d.start()
+    # nobody listened: that report went nowhere (at most once)
+    assert d.client.get_host_states(None) == []
+    first = _report(d, "agent-1", memory_mb=2048)
+    assert _memory_mb(_wait_for_report(d, first)) == 2048
+    d.client.provider_usage_changed(None, [])
+
+    assert d.stop() == 0
+    # every scheduler stopped: RabbitMQ deleted the fanout exchanges that
+    # this client's connection had declared; the casts still go out
+    with caplog.at_level(logging.WARNING, logger="gantt.rpcapi.client"):
+        _report(d, "agent-1", memory_mb=3072)
+        d.client.provider_usage_changed(None, [])
+        _report(d, "agent-1", memory_mb=3072)
+    resent = [r.getMessage() for r in caplog.records
+              if r.name == "gantt.rpcapi.client"]
+    assert resent and all("sending it again" in m for m in resent), resent
+
+    d.start()
+    again = _report(d, "agent-1", memory_mb=4096)
+    assert _memory_mb(_wait_for_report(d, again)) == 4096
+
+
+def _example_module():
+    spec = importlib.util.spec_from_file_location("external_client",
+                                                  EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_external_example_casts_while_every_scheduler_is_stopped(
+        idle_daemon):
+    example = _example_module()
+    d = idle_daemon
+    client = messaging.get_rpc_client(
+        d.transport, messaging.Target(exchange=example.EXCHANGE,
+                                      topic=d.topic, version="1.0"))
+    fanout = client.prepare(fanout=True)
+    node = example.compute_node("ext-1", vcpus=4, memory_mb=4096,
+                                disk_gb=40)
+    d.start()
+    example.cast_to_all(fanout, {}, "update_resource_stats",
+                        compute_node=node)
+    assert d.stop() == 0
+    example.cast_to_all(fanout, {}, "update_resource_stats",
+                        compute_node=node)      # does not raise
