@@ -132,15 +132,22 @@ def schema_version(conf):
     :raises: ConfigurationError when the database cannot be used
     """
     try:
+        # oslo.db connects once already, to test the connection
         db = db_api.Database.from_conf(conf)
-    except (sa_exc.ArgumentError, ImportError) as exc:
+    except _DATABASE_ERRORS as exc:
         raise _database_error(exc) from None
     try:
         return migration.current_version(db)
-    except (sa_exc.DBAPIError, db_exc.DBError) as exc:
+    except _DATABASE_ERRORS as exc:
         raise _database_error(exc) from None
     finally:
         db.dispose()
+
+
+#: what a database URL that cannot be used raises: an unparsable URL or an
+#: unknown dialect, a missing driver, a server that refuses or is not there
+_DATABASE_ERRORS = (sa_exc.ArgumentError, ImportError, sa_exc.DBAPIError,
+                    db_exc.DBError)
 
 
 def _database_error(exc):

@@ -47,7 +47,7 @@ def _config(tmp_path, text, migrated=False):
         assert sync.returncode == 0, sync.stderr
     path = tmp_path / "gantt.conf"
     path.write_text("[DEFAULT]\nlog_file = %s\n[database]\nconnection = %s\n"
-                    "max_retries = 0\n%s" % (tmp_path / "gantt.log", db, text))
+                    "%s" % (tmp_path / "gantt.log", db, text))
     return str(path)
 
 
@@ -96,6 +96,24 @@ def test_a_config_file_that_cannot_be_read_is_refused_in_one_line(
     result = _run("gantt-scheduler", "--config-file", str(path))
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.startswith("gantt-scheduler: ")
+    assert says in result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
+@pytest.mark.parametrize("url,says", [
+    ("mysql+pymysql://nobody:wrong@127.0.0.1:3306/gantt",
+     "Access denied for user 'nobody'"),
+    ("postgresql+psycopg2://postgres@127.0.0.1:5432/gantt_no_such_database",
+     'database "gantt_no_such_database" does not exist'),
+])
+def test_db_sync_refuses_a_database_it_cannot_use_in_one_line(
+        tmp_path, url, says):
+    conf = _config(tmp_path, "[database]\nconnection = %s\n" % url)
+    result = _run("gantt-manage", "--config-file", conf, "db", "sync")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith(
+        "gantt-manage: Configuration error: [database] connection: cannot "
+        "use the database: ")
     assert says in result.stderr
     assert len(result.stderr.splitlines()) == 1, result.stderr
 

@@ -71,8 +71,7 @@ def test_parse_args_checks_values_when_asked(tmp_path):
 ])
 def test_a_database_that_cannot_be_used_is_a_configuration_error(
         tmp_path, url, says):
-    conf = _conf(tmp_path, "[database]\nconnection = %s\nmax_retries = 0\n"
-                 % url)
+    conf = _conf(tmp_path, "[database]\nconnection = %s\n" % url)
     with pytest.raises(exception.ConfigurationError) as raised:
         common.schema_version(conf)
     message = str(raised.value)
