@@ -33,13 +33,11 @@ def make_conf():
     return conf
 
 
-def parse_args(argv, description=None, cli_opts=(), log=True, check=False):
+def parse_args(argv, description=None, cli_opts=(), log=True):
     """A fresh ConfigOpts with every Gantt option, loaded from argv.
 
-    :param check: read every option first (before logging is set up from
-        them), see :func:`check_values`
     :raises: cfg.Error for a config file that cannot be read or parsed;
-        ConfigurationError (with ``check``) for a value that cannot be
+        ConfigurationError for a logging option whose value cannot be read
     """
     conf = make_conf()
     if cli_opts:
@@ -48,11 +46,17 @@ def parse_args(argv, description=None, cli_opts=(), log=True, check=False):
         logging.register_options(conf)
     conf(argv, project="gantt", description=description,
          version=version.version_info.version_string_with_package())
-    if check:
-        check_values(conf)
     if log:
-        logging.setup(conf, "gantt")
+        _setup_logging(conf)
     return conf
+
+
+def _setup_logging(conf):
+    try:
+        logging.setup(conf, "gantt")
+    except cfg.Error:
+        check_values(conf)      # raises, naming the option
+        raise
 
 
 class BadValue(typing.NamedTuple):

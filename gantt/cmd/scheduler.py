@@ -18,10 +18,10 @@ LOG = logging.getLogger(__name__)
 
 
 def _preflight(conf):
-    """Fail fast, with a clear message, on what would fail in every worker.
-
-    (Every option value was read already, by ``parse_args(check=True)``.)
-    """
+    """Fail fast, with a clear message, on what would fail in every worker."""
+    # first: what follows reads options, and a bad value would fail there
+    # with oslo.config's traceback (or, unread, in every worker)
+    common.check_values(conf)
     plugins.load(plugins.FILTERS, conf.filter_scheduler.enabled_filters, conf)
     plugins.load(plugins.WEIGHERS, conf.filter_scheduler.enabled_weighers,
                  conf)
@@ -52,11 +52,10 @@ def _refuse(exc):
 
 def main(argv=None):
     try:
-        # a config file that cannot be parsed, or a value that cannot be
-        # read: refused before logging is set up (from those options)
+        # a config file that cannot be parsed, or a logging option that
+        # cannot be read: refused before logging is set up
         conf = common.parse_args(sys.argv[1:] if argv is None else argv,
-                                 description="Gantt scheduler daemon",
-                                 check=True)
+                                 description="Gantt scheduler daemon")
     except (cfg.Error, exception.ConfigurationError) as exc:
         return _refuse(exc)
     refused = _preflight_error(conf)

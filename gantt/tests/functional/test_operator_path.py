@@ -62,6 +62,9 @@ MISTAKES = [
      "for int() with base 10: 'often'"),
     ("[filter_scheduler]\nenabled_filters = ComputeFilter,NoSuchFilter\n",
      "unknown filters NoSuchFilter"),
+    # read while logging is set up from the options (before the preflight)
+    ("[DEFAULT]\nuse_stderr = perhaps\n",
+     "[DEFAULT] use_stderr: Unexpected boolean value 'perhaps'"),
     ("[database]\nconnection = mysql+pymysql://root@127.0.0.1:3306/"
      "gantt_no_such_database\n",
      "[database] connection: cannot use the database: "),

@@ -53,13 +53,12 @@ def test_options_of_oslo_messaging_are_read_before_a_transport_exists(
         "10: 'often'")
 
 
-def test_parse_args_checks_values_when_asked(tmp_path):
+def test_a_bad_logging_option_is_named_before_logging_is_set_up(tmp_path):
     path = tmp_path / "gantt.conf"
-    path.write_text("[scheduler]\nservice_down_time = a minute\n")
+    path.write_text("[DEFAULT]\nrate_limit_burst = many\n")
     with pytest.raises(exception.ConfigurationError,
-                       match=r"\[scheduler\] service_down_time: "):
-        common.parse_args(["--config-file", str(path)], log=False,
-                          check=True)
+                       match=r"\[DEFAULT\] rate_limit_burst: invalid "):
+        common.parse_args(["--config-file", str(path)])
 
 
 @pytest.mark.parametrize("url,says", [
