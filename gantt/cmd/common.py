@@ -77,7 +77,8 @@ def bad_values(conf):
     bad one would otherwise surface wherever that is (in a forked worker,
     as a traceback in the log only). oslo.messaging's options are
     registered first, so that theirs are read too (its transport registers
-    them only once it is built).
+    them only once it is built; its ``list_opts`` gives copies equal to
+    them, which makes that later registration a no-op).
     """
     for group, opts in messaging_opts.list_opts():
         conf.register_opts(opts, group=group)
