@@ -7,7 +7,9 @@ versioned object as a hand-written primitive dict and reads the replies as
 plain dicts. It
 
 1. casts ``update_resource_stats`` for three hosts (fanout, exchange
-   ``gantt``), then waits until a worker reports them in ``get_host_states``;
+   ``gantt``; sent again once if the fanout exchange went away with the
+   last worker, see ``cast_to_all``), then waits until a worker reports
+   them in ``get_host_states``;
 2. calls ``select_destinations`` for two instances;
 3. prints the claimed host and the alternates of each instance;
 4. releases both instances (and shows that a second release is a no-op);
