@@ -4,6 +4,7 @@ import sys
 
 from oslo_config import cfg
 
+from gantt import exception
 from gantt.cmd import common
 from gantt.db import api as db_api
 from gantt.db import audit
@@ -11,16 +12,15 @@ from gantt.db import migration
 
 
 def _db_sync(conf):
+    before = common.schema_version(conf)    # a clear error if unusable
     db = db_api.Database.from_conf(conf)
-    before = migration.current_version(db)
     migration.upgrade(db)
     after = migration.current_version(db)
     print("Database schema: %s -> %s" % (before or "empty", after))
 
 
 def _db_version(conf):
-    db = db_api.Database.from_conf(conf)
-    print(migration.current_version(db) or "empty")
+    print(common.schema_version(conf) or "empty")
 
 
 def _allocations_audit(conf):
@@ -75,10 +75,15 @@ def _add_commands(subparsers):
 def main(argv=None):
     command = cfg.SubCommandOpt("category", title="Commands",
                                 handler=_add_commands)
-    conf = common.parse_args(sys.argv[1:] if argv is None else argv,
-                             description="Gantt management",
-                             cli_opts=[command], log=False)
-    return conf.category.func(conf) or 0
+    try:
+        conf = common.parse_args(sys.argv[1:] if argv is None else argv,
+                                 description="Gantt management",
+                                 cli_opts=[command], log=False)
+        return conf.category.func(conf) or 0
+    except (cfg.Error, exception.ConfigurationError) as exc:
+        # a config mistake: one line, no traceback (as gantt-scheduler)
+        print("gantt-manage: %s" % exc, file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

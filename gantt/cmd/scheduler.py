@@ -2,6 +2,7 @@
 
 import sys
 
+from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_service import service
 
@@ -9,7 +10,6 @@ from gantt import exception
 from gantt import reports
 from gantt import service as gantt_service
 from gantt.cmd import common
-from gantt.db import api as db_api
 from gantt.db import migration
 from gantt.rpcapi import versions
 from gantt.scheduler import plugins
@@ -19,16 +19,15 @@ LOG = logging.getLogger(__name__)
 
 def _preflight(conf):
     """Fail fast, with a clear message, on what would fail in every worker."""
+    # first: what follows reads options, and a bad value would fail there
+    # with oslo.config's traceback (or, unread, in every worker)
+    common.check_values(conf)
     plugins.load(plugins.FILTERS, conf.filter_scheduler.enabled_filters, conf)
     plugins.load(plugins.WEIGHERS, conf.filter_scheduler.enabled_weighers,
                  conf)
     # every worker's client honours the cap for its casts to its peers
     versions.configured_cap(conf)
-    db = db_api.Database.from_conf(conf)
-    try:
-        current = migration.current_version(db)
-    finally:
-        db.dispose()
+    current = common.schema_version(conf)
     if current != migration.head_version():
         raise exception.ConfigurationError(
             reason="database schema is at %s, this code needs %s: run "
@@ -36,15 +35,35 @@ def _preflight(conf):
                                               migration.head_version()))
 
 
-def main(argv=None):
-    conf = common.parse_args(sys.argv[1:] if argv is None else argv,
-                             description="Gantt scheduler daemon")
+def _preflight_error(conf):
+    """The ConfigurationError of :func:`_preflight`, or None."""
     try:
         _preflight(conf)
     except exception.ConfigurationError as exc:
-        LOG.error("gantt-scheduler cannot start: %s", exc)
-        print("gantt-scheduler: %s" % exc, file=sys.stderr)
-        return 2
+        return exc
+    return None
+
+
+def _refuse(exc):
+    """One line on stderr, whatever the logging options say; exit code 2."""
+    print("gantt-scheduler: %s" % exc, file=sys.stderr)
+    return 2
+
+
+def main(argv=None):
+    try:
+        # a config file that cannot be parsed, or a logging option that
+        # cannot be read: refused before logging is set up
+        conf = common.parse_args(sys.argv[1:] if argv is None else argv,
+                                 description="Gantt scheduler daemon")
+    except (cfg.Error, exception.ConfigurationError) as exc:
+        return _refuse(exc)
+    refused = _preflight_error(conf)
+    if refused is not None:
+        # logged outside the except block: oslo.log would append the
+        # exception being handled (a traceback) to the line
+        LOG.error("gantt-scheduler cannot start: %s", refused)
+        return _refuse(refused)
     reports.setup(conf, "gantt-scheduler")
     workers = conf.scheduler.workers
     LOG.info("Starting gantt-scheduler with %d worker(s) on topic %s",

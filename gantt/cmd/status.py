@@ -1,27 +1,51 @@
 """gantt-status upgrade check: is this deployment ready for this code?"""
 
+import functools
 import sys
 
+from oslo_config import cfg
 from oslo_upgradecheck import upgradecheck
 
 from gantt import exception
 from gantt import rpcapi
 from gantt.cmd import common
-from gantt.db import api as db_api
 from gantt.db import migration
 from gantt.rpcapi import versions
 from gantt.scheduler import plugins
 
 
+def _reads_options(check):
+    """``check``, failed rather than crashed by an option it cannot read
+    (the "Configuration values" check names them all)."""
+
+    @functools.wraps(check)
+    def guarded(self):
+        try:
+            return check(self)
+        except cfg.Error:
+            return upgradecheck.Result(
+                upgradecheck.Code.FAILURE, "Cannot be checked: %s." %
+                common.listing(common.bad_values(self.conf)))
+    return guarded
+
+
 class Checks(upgradecheck.UpgradeCommands):
     """Each check says what is wrong and how to fix it."""
 
+    def _check_values(self):
+        found = common.bad_values(self.conf)
+        if not found:
+            return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+        return upgradecheck.Result(
+            upgradecheck.Code.FAILURE,
+            "Options whose value cannot be read (gantt-scheduler refuses "
+            "to start): %s." % common.listing(found))
+
     def _check_schema(self):
-        db = db_api.Database.from_conf(self.conf)
         try:
-            current = migration.current_version(db)
-        finally:
-            db.dispose()
+            current = common.schema_version(self.conf)
+        except exception.ConfigurationError as exc:
+            return upgradecheck.Result(upgradecheck.Code.FAILURE, str(exc))
         head = migration.head_version()
         if current == head:
             return upgradecheck.Result(upgradecheck.Code.SUCCESS)
@@ -73,10 +97,11 @@ class Checks(upgradecheck.UpgradeCommands):
                 cap, cap, ", ".join(newer), rpcapi.RPC_API_VERSION))
 
     _upgrade_checks = (
-        ("Database schema", _check_schema),
-        ("Enabled filters and weighers", _check_plugins),
-        ("Liveness settings", _check_liveness_settings),
-        ("RPC version cap", _check_version_cap),
+        ("Configuration values", _check_values),
+        ("Database schema", _reads_options(_check_schema)),
+        ("Enabled filters and weighers", _reads_options(_check_plugins)),
+        ("Liveness settings", _reads_options(_check_liveness_settings)),
+        ("RPC version cap", _reads_options(_check_version_cap)),
     )
 
 

@@ -26,7 +26,25 @@ update_resource_stats goes to the stats topic (``[scheduler] stats_topic``,
 by default ``<topic>-stats``), which workers serve on a connection of their
 own; workers still take it on the scheduler topic, where older agents and
 external callers send it.
+
+Casts (update_resource_stats, provider_usage_changed, aggregates_changed,
+providers_changed: all fanout) are delivered **at most once** to each
+worker that is running when the cast reaches the broker; a worker that is
+not running never sees it. Nothing tells the caster whether any worker got
+it, and no cast raises because no worker is up, be it before the first
+worker ever started or while every worker is stopped (the client re-sends
+once when RabbitMQ deleted the fanout exchange with the last worker: see
+:meth:`SchedulerClient._cast_to_all`). A report lost that way is not
+buffered: agents report periodically, and the next report supersedes it
+(a starting worker also loads the reports stored in the database). While
+the broker is unreachable a cast blocks until oslo.messaging reconnects
+(forever by default); it raises ``MessageDeliveryFailure`` only when the
+broker refuses the message twice (for example, the user may not write to
+the ``gantt`` exchange), and ``VersionCapped`` for a method newer than the
+cap, before anything is sent.
 """
+
+import logging
 
 import oslo_messaging as messaging
 
@@ -35,6 +53,8 @@ from gantt import exception
 from gantt import rpc
 from gantt import rpcapi
 from gantt.rpcapi import versions
+
+LOG = logging.getLogger(__name__)
 
 #: the RPC versions at which get_statistics' reply changed, newest first
 _STATISTICS_VERSIONS = ("1.5", "1.2", "1.0")
@@ -91,11 +111,33 @@ class SchedulerClient:
     def _ctxt(ctxt):
         return ctxt if ctxt is not None else gantt_context.get_admin_context()
 
+    @staticmethod
+    def _cast_to_all(prepared, ctxt, method, **kwargs):
+        """A fanout cast that no stopped scheduler makes fail.
+
+        Workers declare ``<topic>_fanout`` as auto-delete: RabbitMQ deletes
+        it when the last worker stops. oslo.messaging's rabbit driver
+        declares the exchange once per connection and remembers it, so the
+        next cast on that connection is published to an exchange that is
+        gone and fails (404 NOT_FOUND, raised as MessageDeliveryFailure,
+        which also makes the driver forget what it declared). Sending
+        again declares the exchange anew: the message then reaches the
+        workers that are up, or none (at most once, as any cast).
+        """
+        try:
+            prepared.cast(ctxt, method, **kwargs)
+        except messaging.MessageDeliveryFailure as exc:
+            LOG.warning("Fanout cast %s failed (%s); sending it again "
+                        "(RabbitMQ deletes the fanout exchange when every "
+                        "scheduler stops)", method, exc)
+            prepared.cast(ctxt, method, **kwargs)
+
     def update_resource_stats(self, ctxt, compute_node):
         """Report a host's full state to every worker (fanout cast on the
-        stats topic)."""
-        self._stats.cast(self._ctxt(ctxt), "update_resource_stats",
-                         compute_node=compute_node)
+        stats topic); see the module's docstring for what a cast
+        promises."""
+        self._cast_to_all(self._stats, self._ctxt(ctxt),
+                          "update_resource_stats", compute_node=compute_node)
 
     def select_destinations(self, ctxt, request_spec, instance_uuids,
                             return_alternates=True):
@@ -147,8 +189,8 @@ class SchedulerClient:
         if sender is not None:
             ctxt = dict(ctxt if isinstance(ctxt, dict) else ctxt.to_dict())
             ctxt[rpcapi.SENDER_CONTEXT_KEY] = sender
-        self._client.prepare(fanout=True).cast(
-            ctxt, "provider_usage_changed", usages=usages)
+        self._cast_to_all(self._client.prepare(fanout=True), ctxt,
+                          "provider_usage_changed", usages=usages)
 
     # -- 1.2: explain and aggregates ---------------------------------------
 
@@ -189,7 +231,8 @@ class SchedulerClient:
 
     def aggregates_changed(self, ctxt):
         """Tell every worker to re-read the aggregates from the database."""
-        self._prepare("aggregates_changed", "1.2", fanout=True).cast(
+        self._cast_to_all(
+            self._prepare("aggregates_changed", "1.2", fanout=True),
             self._ctxt(ctxt), "aggregates_changed")
 
     # -- 1.3: provider trees, standalone providers, candidates, moves -----
@@ -234,7 +277,8 @@ class SchedulerClient:
 
     def providers_changed(self, ctxt):
         """Tell every worker to re-read the standalone providers."""
-        self._prepare("providers_changed", "1.3", fanout=True).cast(
+        self._cast_to_all(
+            self._prepare("providers_changed", "1.3", fanout=True),
             self._ctxt(ctxt), "providers_changed")
 
     def get_allocation_candidates(self, ctxt, request_spec, limit=1000):
