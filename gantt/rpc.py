@@ -4,7 +4,13 @@ Besides wiring, it keeps the promise that a malformed or wrong-version
 message never kills a worker, never changes state, and never leaves a
 traceback in the log: such a message is turned into ``InvalidRequest``,
 raised to the caller of a call (as an expected exception) and logged as one
-WARNING line and counted for a cast, which has no caller to tell.
+WARNING line and counted for a cast, which has no caller to tell. Before
+anything is decoded, the dispatcher refuses a message larger than ``[wire]
+max_message_bytes`` and checks every argument strictly
+(``gantt.rpcapi.validate``); only Gantt's own exceptions reach a caller,
+anything unexpected as ``InternalError`` (the traceback stays in the
+worker's log). Refusals are logged at a bounded rate
+(``gantt.rejections``).
 
 It also lets a server take chosen casts on its listener thread ("inline"):
 such a cast skips the worker pool, the dispatcher and the serializer and
@@ -14,6 +20,9 @@ never queues a call behind it in the pool, and costs no thread hand-off.
 
 import inspect
 import logging
+import os
+import socket
+import sys
 import threading
 
 import oslo_messaging as messaging
@@ -26,13 +35,17 @@ from oslo_versionedobjects import exception as ovo_exc
 
 from gantt import context as gantt_context
 from gantt import exception
+from gantt import rejections
 from gantt.objects import base as objects_base
+from gantt.rpcapi import validate
 from gantt.rpcapi import versions
 
 LOG = logging.getLogger(__name__)
 
 #: exception modules a caller may rebuild from replies
 ALLOWED_EXMODS = [exception.__name__]
+#: this process, as InternalError names it (``get_statistics``' worker)
+_WORKER = "%s:%d" % (socket.gethostname(), os.getpid())
 
 
 def register_opts(conf):
@@ -60,6 +73,29 @@ def _rejected(reason):
     except exception.InvalidRequest:
         # ExpectedException captures the InvalidRequest being handled
         raise rpc_dispatcher.ExpectedException() from None
+
+
+def _expected(error):
+    """``error`` raised and wrapped as an expected exception."""
+    try:
+        raise error
+    except exception.GanttException:
+        return rpc_dispatcher.ExpectedException()
+
+
+def message_size(incoming):
+    """Bytes of ``incoming`` as it came from the broker, or None if the
+    driver does not say.
+
+    NOTE: oslo.messaging has no public way to ask. Its RabbitMQ driver
+    hands the dispatcher a ``RabbitMessage`` (a dict) that keeps kombu's
+    message, whose ``body`` is what arrived, as ``_raw_message``: this is
+    the one place that reads it (a functional test sends an oversized
+    message to a real worker, so a driver change that hides it fails).
+    """
+    raw = getattr(incoming.message, "_raw_message", None)
+    body = getattr(raw, "body", None)
+    return len(body) if isinstance(body, (bytes, str)) else None
 
 
 class Serializer(messaging.Serializer):
@@ -114,9 +150,12 @@ class Serializer(messaging.Serializer):
 class Dispatcher(rpc_dispatcher.RPCDispatcher):
     """Turns protocol errors into typed, logged, counted rejections."""
 
-    def __init__(self, endpoints, serializer, on_reject=None):
+    def __init__(self, endpoints, serializer, on_reject=None, limits=None,
+                 rejection_log=None):
         super().__init__(endpoints, serializer)
         self._on_reject = on_reject or (lambda method, reason: None)
+        self.limits = limits or validate.DEFAULT_LIMITS
+        self._log = rejection_log or rejections.default(__name__)
         # the version a message was sent at, for its reply (per thread:
         # the pool dispatches several messages at once)
         self._call = threading.local()
@@ -124,29 +163,50 @@ class Dispatcher(rpc_dispatcher.RPCDispatcher):
         self._signatures = {}
 
     def dispatch(self, incoming):
+        """Only Gantt's documented exceptions leave here: anything else is
+        logged (with its traceback, at a bounded rate) and becomes
+        ``InternalError``."""
         method = incoming.message.get("method")
         self._call.version = incoming.message.get("version", "1.0")
         # NOTE: log outside the except blocks: oslo.log appends the active
         # exception to any record emitted while one is being handled, and a
         # rejection is not a fault worth a traceback.
         try:
-            return super().dispatch(incoming)
-        except (rpc_dispatcher.NoSuchMethod,
-                rpc_dispatcher.UnsupportedVersion) as exc:
-            protocol_error = str(exc)
+            return self._dispatch(incoming)
         except rpc_dispatcher.ExpectedException as exc:
             expected = exc
-            protocol_error = None
-        if protocol_error is not None:
-            self._reject(method, protocol_error)
-            _rejected(protocol_error)
+        except exception.GanttException:
+            # typed and documented, though the method does not list it
+            expected = rpc_dispatcher.ExpectedException()
+        except Exception:
+            self._log.failed(_name(method), sys.exc_info())
+            expected = _expected(exception.InternalError(
+                method=_name(method), worker=_WORKER))
         error = expected.exc_info[1]
         if isinstance(error, exception.InvalidRequest):
             self._reject(method, str(error))
         raise expected
 
+    def _dispatch(self, incoming):
+        try:
+            validate.check_envelope(incoming.message, self.limits,
+                                    message_size(incoming))
+            validate.check_context(incoming.ctxt)
+        except exception.InvalidRequest as exc:
+            raise _expected(exc) from None
+        try:
+            return super().dispatch(incoming)
+        except (rpc_dispatcher.NoSuchMethod,
+                rpc_dispatcher.UnsupportedVersion) as exc:
+            protocol_error = str(exc)
+        _rejected(protocol_error)
+
     def _do_dispatch(self, endpoint, method, ctxt, args):
         func = getattr(endpoint, method)
+        if not inspect.ismethod(func):
+            # an attribute of the endpoint (``target``…), not a method
+            _rejected("Endpoint does not support RPC method %s"
+                      % validate.quote(method))
         # one Signature per endpoint method (building one costs as much as
         # deserialising a small request); the keys are methods the
         # endpoints have, so the table cannot grow beyond them
@@ -158,6 +218,7 @@ class Dispatcher(rpc_dispatcher.RPCDispatcher):
             signature.bind(None, **args)
         except TypeError as exc:
             _rejected("bad arguments for %s: %s" % (method, exc))
+        validate.check_arguments(method, args, self.limits)
         # as oslo.messaging's, but the reply is serialised at the object
         # versions of the RPC version the caller sent: an older caller gets
         # the objects it reads (see gantt.rpcapi.versions)
@@ -185,7 +246,7 @@ class Dispatcher(rpc_dispatcher.RPCDispatcher):
         return serializer
 
     def _reject(self, method, reason):
-        LOG.warning("Rejected %s message: %s", method, reason)
+        self._log.rejected(_name(method), reason)
         self._on_reject(method, reason)
 
 
@@ -239,7 +300,7 @@ class Server(rpc_server.RPCServer):
 
     def _skipped(self, incoming):
         """Drop a cast the server has no use for; False if it is not one."""
-        skip = self._skip.get(incoming.message.get("method"))
+        skip = self._skip.get(_method_of(incoming.message))
         # a call always gets its answer
         if skip is None or not _is_cast(incoming):
             return False
@@ -252,12 +313,16 @@ class Server(rpc_server.RPCServer):
     def _take_inline(self, incoming):
         """Hand an inline cast to its callable; False if it is not one."""
         message = incoming.message
-        inline = self._inline.get(message.get("method"))
-        if inline is None or not _is_cast(incoming):
+        inline = self._inline.get(_method_of(message))
+        if (inline is None or not _is_cast(incoming)
+                or type(message.get("version", "1.0")) is not str):
             return False
         fn, params, served = inline
         args = message.get("args", {})
+        size = message_size(incoming)
         if (message.get("namespace") is not None
+                or (size is not None
+                    and size > self.dispatcher.limits.max_message_bytes)
                 or not isinstance(args, dict) or args.keys() != params
                 or not messaging_utils.version_is_compatible(
                     served, message.get("version", "1.0"))):
@@ -269,6 +334,20 @@ class Server(rpc_server.RPCServer):
             LOG.exception("Failed to take an inline %s cast",
                           message["method"])
         return True
+
+
+def _method_of(message):
+    """The message's method name, or None if it is not a string (the
+    dispatcher then refuses it)."""
+    method = message.get("method")
+    return method if type(method) is str else None
+
+
+def _name(method):
+    """A method name fit for a log line or an error message."""
+    if type(method) is str and len(method) <= 64:
+        return method
+    return validate.quote(method)
 
 
 def _is_cast(incoming):
@@ -291,14 +370,17 @@ def _served_version(dispatcher, method):
 
 
 def get_server(transport, target, endpoints, on_reject=None, inline=None,
-               batch=(1, None), after_batch=None, skip=None):
+               batch=(1, None), after_batch=None, skip=None, limits=None,
+               rejection_log=None):
     """An RPC server on native threads with Gantt's dispatcher.
 
     ``inline``, ``batch``, ``after_batch`` and ``skip``: see
-    :class:`Server`.
+    :class:`Server`. ``limits``: a ``validate.Limits`` (the defaults if
+    None); ``rejection_log``: a ``rejections.RejectionLog``.
     """
     serializer = Serializer()
-    dispatcher = Dispatcher(endpoints, serializer, on_reject)
+    dispatcher = Dispatcher(endpoints, serializer, on_reject, limits,
+                            rejection_log)
     return Server(transport, target, dispatcher, inline=inline, batch=batch,
                   after_batch=after_batch, skip=skip)
 
