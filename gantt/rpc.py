@@ -18,6 +18,7 @@ its arguments go, as primitives, to a cheap callable. A flood of them then
 never queues a call behind it in the pool, and costs no thread hand-off.
 """
 
+import functools
 import inspect
 import logging
 import os
@@ -73,6 +74,21 @@ def _rejected(reason):
     except exception.InvalidRequest:
         # ExpectedException captures the InvalidRequest being handled
         raise rpc_dispatcher.ExpectedException() from None
+
+
+def expected_exceptions(*exceptions):
+    """oslo.messaging's ``expected_exceptions``, keeping the method's
+    signature.
+
+    oslo.messaging's wrapper takes ``*args, **kwargs`` and hides the
+    method's own parameters, so the dispatcher's check of the arguments
+    against the signature passed everything, and a missing or unknown
+    argument reached the caller as ``TypeError``.
+    """
+    def outer(func):
+        return functools.wraps(func)(
+            messaging.expected_exceptions(*exceptions)(func))
+    return outer
 
 
 def _expected(error):
@@ -323,6 +339,7 @@ class Server(rpc_server.RPCServer):
         if (message.get("namespace") is not None
                 or (size is not None
                     and size > self.dispatcher.limits.max_message_bytes)
+                or not validate.context_is_valid(incoming.ctxt)
                 or not isinstance(args, dict) or args.keys() != params
                 or not messaging_utils.version_is_compatible(
                     served, message.get("version", "1.0"))):

@@ -531,3 +531,12 @@ def check_context(ctxt):
                 _string(ctxt[key], "context." + key)
     except _Invalid as exc:
         raise exception.InvalidRequest(reason=str(exc)) from None
+
+
+def context_is_valid(ctxt):
+    """:func:`check_context` as a boolean."""
+    try:
+        check_context(ctxt)
+    except exception.InvalidRequest:
+        return False
+    return True
