@@ -30,11 +30,13 @@ rules live, so that a reader (and the wire reference) finds them together.
 import dataclasses
 import math
 import re
+import typing
 
 from oslo_utils import timeutils
 from oslo_versionedobjects import fields as ovo_fields
 
 from gantt import exception
+from gantt import objects
 from gantt.objects import base as objects_base
 
 INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
@@ -50,6 +52,7 @@ _CHANGES = "gantt_object.changes"
 _KEYS = frozenset([_NAME, _NAMESPACE, _VERSION, _DATA, _CHANGES])
 _VERSION_RE = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})$")
 _UUID_MATCH = re.compile(ovo_fields.UUID.PATTERN).match
+_GANTT = objects_base.GanttObject.OBJ_PROJECT_NAMESPACE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,10 +76,38 @@ DEFAULT_LIMITS = Limits()
 
 
 class _Invalid(Exception):
-    """A rule broken at ``path``; becomes InvalidRequest at the top."""
+    """A broken rule; the path to the bad value is filled in on the way
+    out (nothing is spent on paths while values are valid)."""
 
-    def __init__(self, path, why):
-        super().__init__("%s %s" % (path, why))
+    def __init__(self, why):
+        super().__init__(why)
+        self.why = why
+        self.parts = []
+
+    def at(self, part):
+        self.parts.insert(0, part)
+        return self
+
+    def __str__(self):
+        return "%s %s" % ("".join(map(_render, self.parts)), self.why)
+
+
+class _Key(str):
+    """A dict key in a path: ``[...]``."""
+
+
+class _Text(str):
+    """Words in a path, as they are."""
+
+
+def _render(part):
+    if isinstance(part, _Text):
+        return part
+    if isinstance(part, _Key):
+        return "[%s]" % quote(str(part))
+    if isinstance(part, int):
+        return "[%d]" % part
+    return "." + part
 
 
 def quote(value):
@@ -97,137 +128,161 @@ def _got(value):
     return "%s %s" % (type(value).__name__, quote(value))
 
 
-# -- scalars -----------------------------------------------------------------
+# -- scalars: check(value, limits), raising _Invalid -------------------------
 
 
-def _string(value, path):
+def _string(value, limits=None):
     if type(value) is not str:
-        raise _Invalid(path, "must be a string, got %s" % _got(value))
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise _Invalid(path, "is not valid Unicode (a lone surrogate "
-                             "at character %d)" % _surrogate(value)) from None
+        raise _Invalid("must be a string, got %s" % _got(value))
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _Invalid("is not valid Unicode (a lone surrogate at "
+                           "character %d)" % _surrogate(value)) from None
 
 
 def _surrogate(text):
     return next(i for i, c in enumerate(text) if 0xD800 <= ord(c) <= 0xDFFF)
 
 
-def _integer(value, path, low=INT64_MIN, high=INT64_MAX):
-    if type(value) is not int:
-        raise _Invalid(path, "must be an integer, got %s" % _got(value))
-    if not low <= value <= high:
-        raise _Invalid(path, "must be between %d and %d, got %d"
-                       % (low, high, value))
+def _integer_between(low, high):
+    def check(value, limits=None):
+        if type(value) is not int:
+            raise _Invalid("must be an integer, got %s" % _got(value))
+        if not low <= value <= high:
+            raise _Invalid("must be between %d and %d, got %d"
+                           % (low, high, value))
+    return check
 
 
-def _float(value, path):
-    if type(value) not in (int, float):
-        raise _Invalid(path, "must be a number, got %s" % _got(value))
+_integer = _integer_between(INT64_MIN, INT64_MAX)
+_non_negative = _integer_between(0, INT64_MAX)
+_int32 = _integer_between(0, INT32_MAX)
+
+
+def _float(value, limits=None):
+    if type(value) is not float and type(value) is not int:
+        raise _Invalid("must be a number, got %s" % _got(value))
     if not math.isfinite(value):
-        raise _Invalid(path, "must be a finite number, got %s" % value)
+        raise _Invalid("must be a finite number, got %s" % value)
 
 
-def _boolean(value, path):
+def _boolean(value, limits=None):
     if type(value) is not bool:
-        raise _Invalid(path, "must be a boolean, got %s" % _got(value))
+        raise _Invalid("must be a boolean, got %s" % _got(value))
 
 
-def _uuid(value, path):
-    _string(value, path)
-    if _UUID_MATCH(value) is None:
-        raise _Invalid(path, "must be a uuid, got %s" % quote(value))
+def _uuid(value, limits=None):
+    if type(value) is not str or _UUID_MATCH(value) is None:
+        raise _Invalid("must be a uuid, got %s" % _got(value))
 
 
-def _datetime(value, path):
-    _string(value, path)
+def _datetime(value, limits=None):
+    _string(value)
     try:
         timeutils.parse_isotime(value)
     except ValueError:
-        raise _Invalid(path, "must be an ISO 8601 date-time, got %s"
+        raise _Invalid("must be an ISO 8601 date-time, got %s"
                        % quote(value)) from None
 
 
-def _list(value, path):
+def _list(value):
     if type(value) is not list:
-        raise _Invalid(path, "must be a list, got %s" % _got(value))
+        raise _Invalid("must be a list, got %s" % _got(value))
     return value
 
 
-def _dict(value, path):
+def _dict(value):
     if type(value) is not dict:
-        raise _Invalid(path, "must be a JSON object, got %s" % _got(value))
+        raise _Invalid("must be a JSON object, got %s" % _got(value))
     for key in value:
-        _string(key, "%s (key %s)" % (path, quote(key)))
+        try:
+            _string(key)
+        except _Invalid as exc:
+            exc.at(_Text(" (key %s)" % quote(key)))
+            raise
     return value
 
 
-# -- field types, from the objects' own definitions -------------------------
+# -- field types, compiled from the objects' own definitions ------------------
 
 
-def _field(field, value, path, limits):
-    """A value of an oslo.versionedobjects ``Field`` (nullable or not)."""
-    if value is None:
-        if field.nullable:
-            return
-        raise _Invalid(path, "must not be null")
-    _typed(field._type, value, path, limits)
+def _list_of(check):
+    def each(value, limits=None):
+        for index, item in enumerate(_list(value)):
+            try:
+                check(item, limits)
+            except _Invalid as exc:
+                exc.at(index)
+                raise
+    return each
 
 
-def _enum(ftype, value, path, limits):
-    _string(value, path)
-    if value not in ftype.valid_values:
-        raise _Invalid(path, "must be one of %s, got %s"
-                       % (", ".join(ftype.valid_values), quote(value)))
+def _dict_of(check):
+    def values(value, limits):
+        for key, item in _dict(value).items():
+            try:
+                check(item, limits)
+            except _Invalid as exc:
+                exc.at(_Key(key))
+                raise
+    return values
 
 
-def _each(ftype, value, path, limits):
-    for index, item in enumerate(_list(value, path)):
-        _field(ftype._element_type, item, "%s[%d]" % (path, index), limits)
+def _enum_of(valid):
+    def check(value, limits=None):
+        _string(value)
+        if value not in valid:
+            raise _Invalid("must be one of %s, got %s"
+                           % (", ".join(valid), quote(value)))
+    return check
 
 
-def _values(ftype, value, path, limits):
-    for key, item in _dict(value, path).items():
-        _field(ftype._element_type, item, "%s[%s]" % (path, quote(key)),
-               limits)
+def _object_of(name):
+    return lambda value, limits: check_object(name, value, limits)
 
 
-def _nested(ftype, value, path, limits):
-    check_object(ftype._obj_name, value, path, limits)
+def _nullable(check):
+    def maybe(value, limits):
+        if value is not None:
+            check(value, limits)
+    return maybe
 
 
-def _scalar(check):
-    return lambda ftype, value, path, limits: check(value, path)
+def _not_null(check):
+    def never(value, limits):
+        if value is None:
+            raise _Invalid("must not be null")
+        check(value, limits)
+    return never
 
 
-def _non_negative(value, path):
-    _integer(value, path, low=0)
-
-
-#: (field type, check), most specific first: Enum is a String, Gantt's
-#: UUID is ovo's
+#: (field type, compiler of its check), most specific first: Enum is a
+#: String, Gantt's UUID is ovo's
 _TYPES = (
-    (ovo_fields.Enum, _enum),
-    (ovo_fields.UUID, _scalar(_uuid)),
-    (ovo_fields.String, _scalar(_string)),
-    (ovo_fields.Boolean, _scalar(_boolean)),
-    (ovo_fields.NonNegativeInteger, _scalar(_non_negative)),
-    (ovo_fields.Integer, _scalar(_integer)),
-    (ovo_fields.Float, _scalar(_float)),
-    (ovo_fields.DateTime, _scalar(_datetime)),
-    (ovo_fields.List, _each),
-    (ovo_fields.Dict, _values),
-    (ovo_fields.Object, _nested),
+    (ovo_fields.Enum, lambda t: _enum_of(tuple(t.valid_values))),
+    (ovo_fields.UUID, lambda t: _uuid),
+    (ovo_fields.String, lambda t: _string),
+    (ovo_fields.Boolean, lambda t: _boolean),
+    (ovo_fields.NonNegativeInteger, lambda t: _non_negative),
+    (ovo_fields.Integer, lambda t: _integer),
+    (ovo_fields.Float, lambda t: _float),
+    (ovo_fields.DateTime, lambda t: _datetime),
+    (ovo_fields.List, lambda t: _list_of(_compile(t._element_type))),
+    (ovo_fields.Dict, lambda t: _dict_of(_compile(t._element_type))),
+    (ovo_fields.Object, lambda t: _object_of(t._obj_name)),
 )
 
 
-def _typed(ftype, value, path, limits):
-    for cls, check in _TYPES:
-        if isinstance(ftype, cls):
-            return check(ftype, value, path, limits)
-    # every field type Gantt's objects use is above (a unit test walks them)
-    raise _Invalid(path, "has a field type the wire does not carry")
+def _compile(field):
+    """The check of an oslo.versionedobjects ``Field``'s values."""
+    for cls, compiler in _TYPES:
+        if isinstance(field._type, cls):
+            check = compiler(field._type)
+            return _nullable(check) if field.nullable else _not_null(check)
+    # every field type of Gantt's objects is above (a unit test walks them)
+    raise TypeError("no check for %r" % field)
 
 
 def field_types():
@@ -239,94 +294,125 @@ def field_types():
 # -- objects -----------------------------------------------------------------
 
 
-def _object_class(name):
-    return objects_base.GanttObjectRegistry.obj_classes()[name][0]
+class _Schema(typing.NamedTuple):
+    """What the primitive of one object class must hold."""
+
+    cls: type
+    major: int
+    minor: int
+    checks: dict
+    required: tuple
 
 
-def _version(value, cls, path):
-    """The primitive's version must be one ``cls`` reads."""
+def _schema(cls):
+    major, minor = (int(p) for p in cls.VERSION.split("."))
+    return _Schema(cls, major, minor,
+                   {n: _compile(f) for n, f in cls.fields.items()},
+                   tuple(n for n, f in cls.fields.items()
+                         if f.default is ovo_fields.UnspecifiedDefault))
+
+
+def _version(value, schema):
+    """The primitive's version must be one ``schema`` reads."""
     match = _VERSION_RE.match(value) if type(value) is str else None
     if match is None:
-        raise _Invalid(path, "has a malformed version %s" % quote(value))
+        raise _Invalid("has a malformed version %s" % quote(value))
     major, minor = (int(g) for g in match.groups())
-    own_major, own_minor = (int(p) for p in cls.VERSION.split("."))
-    if major != own_major or minor > own_minor:
-        raise _Invalid(path, "is %s version %s; this worker reads %d.0 to "
-                             "%s" % (cls.obj_name(), value, own_major,
-                                     cls.VERSION))
+    if major != schema.major or minor > schema.minor:
+        raise _Invalid("is %s version %s; this worker reads %d.0 to %s"
+                       % (schema.cls.obj_name(), value, schema.major,
+                          schema.cls.VERSION))
 
 
-def _envelope(name, primitive, path):
+def _envelope(name, primitive):
     """The primitive's keys, name, namespace, version and changes."""
     if type(primitive) is not dict:
-        raise _Invalid(path, "must be a %s object, got %s"
+        raise _Invalid("must be a %s object, got %s"
                        % (name, _got(primitive)))
-    unknown = primitive.keys() - _KEYS
-    if unknown:
-        raise _Invalid(path, "has an unknown key %s"
-                       % quote(sorted(map(str, unknown))[0]))
-    if primitive.get(_NAMESPACE) != objects_base.GanttObject.\
-            OBJ_PROJECT_NAMESPACE or primitive.get(_NAME) != name:
-        raise _Invalid(path, "must be a %s object of namespace gantt, got "
-                             "%s" % (name, quote(primitive.get(_NAME))))
-    cls = _object_class(name)
-    _version(primitive.get(_VERSION), cls, path)
-    for index, change in enumerate(_list(primitive.get(_CHANGES, []),
-                                         path + " changes")):
-        _string(change, "%s changes[%d]" % (path, index))
-    return cls
+    if not primitive.keys() <= _KEYS:
+        raise _Invalid("has an unknown key %s" % quote(
+            sorted(map(str, primitive.keys() - _KEYS))[0]))
+    if primitive.get(_NAMESPACE) != _GANTT or primitive.get(_NAME) != name:
+        raise _Invalid("must be a %s object of namespace gantt, got %s"
+                       % (name, quote(primitive.get(_NAME))))
+    schema = _SCHEMAS[name]
+    _version(primitive.get(_VERSION), schema)
+    changes = primitive.get(_CHANGES)
+    if changes is not None:
+        try:
+            _list_of(_string)(changes, None)
+        except _Invalid as exc:
+            exc.at(_Text(" changes"))
+            raise
+    return schema
 
 
-def check_object(name, primitive, path, limits=DEFAULT_LIMITS):
+def check_object(name, primitive, limits=DEFAULT_LIMITS):
     """Check the primitive of a ``name`` object (and all it embeds).
 
     :raises: _Invalid
     """
-    cls = _envelope(name, primitive, path)
-    data = _dict(primitive.get(_DATA), path + " data")
-    for key in data:
-        if key not in cls.fields:
-            raise _Invalid("%s.%s" % (path, key),
-                           "is not a field of %s" % name)
-    for fname, field in cls.fields.items():
-        fpath = "%s.%s" % (path, fname)
-        if fname in data:
-            _field(field, data[fname], fpath, limits)
-        elif field.default is ovo_fields.UnspecifiedDefault:
-            raise _Invalid(fpath, "is required")
+    schema = _envelope(name, primitive)
+    try:
+        data = _dict(primitive.get(_DATA))
+    except _Invalid as exc:
+        exc.at(_Text(" data"))
+        raise
+    checks = schema.checks
+    for key, value in data.items():
+        check = checks.get(key)
+        if check is None:
+            raise _Invalid("is not a field of %s" % name).at(str(key))
+        try:
+            check(value, limits)
+        except _Invalid as exc:
+            exc.at(key)
+            raise
+    for key in schema.required:
+        if key not in data:
+            raise _Invalid("is required").at(key)
     for rule in _RULES.get(name, ()):
-        rule(data, path, limits)
+        rule(data, limits)
 
 
 # -- rules the field types cannot express ------------------------------------
 
 
-def _uuids(field):
-    def rule(data, path, limits):
-        for index, value in enumerate(data.get(field) or ()):
-            _uuid(value, "%s.%s[%d]" % (path, field, index))
+def _each_of(field, check):
+    def rule(data, limits):
+        values = data.get(field)
+        if values is not None:
+            try:
+                _list_of(check)(values, limits)
+            except _Invalid as exc:
+                exc.at(field)
+                raise
     return rule
 
 
-def _int32(field):
-    def rule(data, path, limits):
+def _within(field, check):
+    def rule(data, limits):
         if field in data:
-            _integer(data[field], "%s.%s" % (path, field), 0, INT32_MAX)
+            try:
+                check(data[field])
+            except _Invalid as exc:
+                exc.at(field)
+                raise
     return rule
 
 
-def _positive_ratio(data, path, limits):
+def _positive_ratio(data, limits):
     ratio = data.get("allocation_ratio", 1.0)
     if ratio <= 0:
-        raise _Invalid(path + ".allocation_ratio",
-                       "must be greater than 0, got %s" % ratio)
+        raise _Invalid("must be greater than 0, got %s" % ratio).at(
+            "allocation_ratio")
 
 
-def _positive_amounts(data, path, limits):
+def _positive_amounts(data, limits):
     for rc, amount in data.get("resources", {}).items():
         if amount < 1:
-            raise _Invalid("%s.resources[%s]" % (path, quote(rc)),
-                           "must be at least 1, got %d" % amount)
+            raise _Invalid("must be at least 1, got %d" % amount).at(
+                _Key(rc)).at("resources")
 
 
 def _providers(data):
@@ -334,96 +420,67 @@ def _providers(data):
     return [data] + [c[_DATA] for c in data.get("child_providers", ())]
 
 
-def _tree_size(data, path, limits):
+def _tree_size(data, limits):
     """Resource classes, traits and children of a whole report."""
     children = len(data.get("child_providers", ()))
     if children > limits.max_report_children:
-        raise _Invalid(path + ".child_providers", "has %d providers; "
-                       "[wire] max_report_children is %d"
-                       % (children, limits.max_report_children))
+        raise _Invalid("has %d providers; [wire] max_report_children is %d"
+                       % (children, limits.max_report_children)).at(
+                           "child_providers")
     providers = _providers(data)
     classes = {inv[_DATA]["resource_class"] for p in providers
                for inv in p.get("inventories", ())}
     traits = {t for p in providers for t in p.get("traits", ())}
-    _at_most(path, "resource classes", len(classes),
-             "max_report_resource_classes", limits)
-    _at_most(path, "traits", len(traits), "max_report_traits", limits)
+    _at_most("resource classes", len(classes), "max_report_resource_classes",
+             limits)
+    _at_most("traits", len(traits), "max_report_traits", limits)
 
 
-def _at_most(path, what, count, option, limits):
+def _at_most(what, count, option, limits):
     limit = getattr(limits, option)
     if count > limit:
-        raise _Invalid(path, "has %d distinct %s; [wire] %s is %d"
+        raise _Invalid("has %d distinct %s; [wire] %s is %d"
                        % (count, what, option, limit))
 
 
 _RULES = {
-    "ComputeNode": (_int32("num_instances"), _int32("num_io_ops"),
-                    _uuids("aggregates"), _uuids("instance_uuids"),
-                    _tree_size),
-    "ResourceProvider": (_uuids("aggregates"), _tree_size),
+    "ComputeNode": (_within("num_instances", _int32),
+                    _within("num_io_ops", _int32),
+                    _each_of("aggregates", _uuid),
+                    _each_of("instance_uuids", _uuid), _tree_size),
+    "ResourceProvider": (_each_of("aggregates", _uuid), _tree_size),
     "Inventory": (_positive_ratio,),
     "AllocationItem": (_positive_amounts,),
-    "InstanceGroup": (_uuids("members"),),
+    "InstanceGroup": (_each_of("members", _uuid),),
 }
 
+objects.register_all()
+#: every object class's schema, built once here (never changed after)
+_SCHEMAS = {name: _schema(classes[0]) for name, classes in
+            objects_base.GanttObjectRegistry.obj_classes().items()}
 
-# -- RPC arguments -----------------------------------------------------------
+
+# -- RPC arguments: check(value, limits) -------------------------------------
 
 
 def _object_arg(name, nullable=False):
-    def check(value, path, limits):
-        if value is None and nullable:
-            return
-        check_object(name, value, path, limits)
-    return check
+    check = _object_of(name)
+    return _nullable(check) if nullable else check
 
 
-def _objects_arg(name):
-    def check(value, path, limits):
-        for index, item in enumerate(_list(value, path)):
-            check_object(name, item, "%s[%d]" % (path, index), limits)
-    return check
-
-
-def _uuid_arg(value, path, limits):
-    _uuid(value, path)
-
-
-def _instances_arg(value, path, limits):
-    uuids = _list(value, path)
+def _instances_arg(value, limits):
+    uuids = _list(value)
     if not 1 <= len(uuids) <= limits.max_instances_per_request:
-        raise _Invalid(path, "must list 1 to %d instances, got %d"
+        raise _Invalid("must list 1 to %d instances, got %d"
                        % (limits.max_instances_per_request, len(uuids)))
-    for index, item in enumerate(uuids):
-        _uuid(item, "%s[%d]" % (path, index))
+    _list_of(_uuid)(uuids, limits)
     if len(set(uuids)) != len(uuids):
-        raise _Invalid(path, "lists an instance twice")
-
-
-def _hosts_arg(value, path, limits):
-    if value is not None:
-        for index, item in enumerate(_list(value, path)):
-            _string(item, "%s[%d]" % (path, index))
-
-
-def _bool_arg(value, path, limits):
-    _boolean(value, path)
-
-
-def _limit_arg(low):
-    def check(value, path, limits):
-        _integer(value, path, low, INT32_MAX)
-    return check
-
-
-def _optional_string_arg(value, path, limits):
-    if value is not None:
-        _string(value, path)
+        raise _Invalid("lists an instance twice")
 
 
 _SPEC = _object_arg("RequestSpec")
 _NODE = _object_arg("ComputeNode")
+_UUID = _uuid
 
 #: every argument of every method of SchedulerEndpoint and StatsEndpoint
 #: (a unit test checks that the names match their signatures)
@@ -431,35 +488,36 @@ ARGUMENTS = {
     "update_resource_stats": {"compute_node": _NODE},
     "select_destinations": {"request_spec": _SPEC,
                             "instance_uuids": _instances_arg,
-                            "return_alternates": _bool_arg},
-    "reclaim": {"instance_uuid": _uuid_arg,
+                            "return_alternates": _boolean},
+    "reclaim": {"instance_uuid": _UUID,
                 "failed_selection": _object_arg("Selection", True),
-                "alternates": _objects_arg("Selection")},
-    "release": {"consumer_uuid": _uuid_arg},
-    "get_host_states": {"hosts": _hosts_arg},
+                "alternates": _list_of(_object_of("Selection"))},
+    "release": {"consumer_uuid": _UUID},
+    "get_host_states": {"hosts": _nullable(_list_of(_string))},
     "get_statistics": {},
-    "provider_usage_changed": {"usages": _objects_arg("ProviderUsage")},
-    "explain": {"request_spec": _SPEC, "limit": _limit_arg(0)},
+    "provider_usage_changed": {"usages": _list_of(_object_of(
+        "ProviderUsage"))},
+    "explain": {"request_spec": _SPEC,
+                "limit": _integer_between(0, INT32_MAX)},
     "set_aggregate": {"aggregate": _object_arg("Aggregate")},
-    "delete_aggregate": {"aggregate_uuid": _uuid_arg},
+    "delete_aggregate": {"aggregate_uuid": _UUID},
     "get_aggregates": {},
     "aggregates_changed": {},
-    "report_resource_stats": {"compute_node": _NODE, "force": _bool_arg},
+    "report_resource_stats": {"compute_node": _NODE, "force": _boolean},
     "update_provider": {"report": _object_arg("ProviderReport")},
-    "delete_provider": {"provider_uuid": _uuid_arg},
+    "delete_provider": {"provider_uuid": _UUID},
     "providers_changed": {},
     "get_allocation_candidates": {"request_spec": _SPEC,
-                                  "limit": _limit_arg(1)},
-    "claim_allocations": {"consumer_uuid": _uuid_arg,
+                                  "limit": _integer_between(1, INT32_MAX)},
+    "claim_allocations": {"consumer_uuid": _UUID,
                           "allocation_request":
                               _object_arg("AllocationRequest"),
-                          "project_id": _optional_string_arg,
-                          "user_id": _optional_string_arg},
-    "move_claim": {"request_spec": _SPEC, "instance_uuid": _uuid_arg,
-                   "migration_uuid": _uuid_arg,
-                   "return_alternates": _bool_arg},
-    "confirm_move": {"migration_uuid": _uuid_arg},
-    "revert_move": {"instance_uuid": _uuid_arg, "migration_uuid": _uuid_arg},
+                          "project_id": _nullable(_string),
+                          "user_id": _nullable(_string)},
+    "move_claim": {"request_spec": _SPEC, "instance_uuid": _UUID,
+                   "migration_uuid": _UUID, "return_alternates": _boolean},
+    "confirm_move": {"migration_uuid": _UUID},
+    "revert_move": {"instance_uuid": _UUID, "migration_uuid": _UUID},
 }
 
 
@@ -472,12 +530,13 @@ def check_arguments(method, args, limits=DEFAULT_LIMITS):
     checks = ARGUMENTS.get(method)
     if checks is None:
         return      # not a Gantt method (oslo.messaging's own ping)
-    try:
-        for name, value in args.items():
-            checks[name](value, name, limits)
-    except _Invalid as exc:
-        raise exception.InvalidRequest(
-            reason="%s: %s" % (method, exc)) from None
+    for name, value in args.items():
+        try:
+            checks[name](value, limits)
+        except _Invalid as exc:
+            exc.parts.insert(0, _Text(name))
+            raise exception.InvalidRequest(
+                reason="%s: %s" % (method, exc)) from None
 
 
 def check_envelope(message, limits, size):
@@ -521,15 +580,19 @@ def check_context(ctxt):
     try:
         for key, kind in _CONTEXT.items():
             value = ctxt.get(key)
-            if value is not None and type(value) is not kind:
-                raise _Invalid("context." + key, "must be a %s, got %s"
-                               % (kind.__name__, _got(value)))
-        for index, role in enumerate(ctxt.get("roles") or ()):
-            _string(role, "context.roles[%d]" % index)
-        for key in _CONTEXT:
-            if type(ctxt.get(key)) is str:
-                _string(ctxt[key], "context." + key)
+            if value is None:
+                continue
+            if type(value) is not kind:
+                raise _Invalid("must be a %s, got %s"
+                               % (kind.__name__, _got(value))).at(key)
+            try:
+                if kind is not bool:
+                    (_list_of(_string) if kind is list else _string)(value)
+            except _Invalid as exc:
+                exc.at(key)
+                raise
     except _Invalid as exc:
+        exc.parts.insert(0, _Text("context"))
         raise exception.InvalidRequest(reason=str(exc)) from None
 
 

@@ -178,7 +178,7 @@ CASES = [
      "compute_node.disabled must be a boolean, got int 0"),
     # uuids and dates
     ("update_resource_stats", R + ("uuid",), "not-a-uuid",
-     "compute_node.uuid must be a uuid, got 'not-a-uuid'"),
+     "compute_node.uuid must be a uuid, got str 'not-a-uuid'"),
     ("update_resource_stats", R + ("instance_uuids", 0), "not-a-uuid",
      "compute_node.instance_uuids[0] must be a uuid"),
     ("update_resource_stats", R + ("aggregates",), ["agg"],
@@ -266,7 +266,7 @@ def test_each_rule_refuses_what_breaks_it(method, path, value, reason):
 
 
 @pytest.mark.parametrize("method,args,reason", [
-    ("release", {"consumer_uuid": 5}, "consumer_uuid must be a string"),
+    ("release", {"consumer_uuid": 5}, "consumer_uuid must be a uuid, got int"),
     ("get_host_states", {"hosts": [None]}, "hosts[0] must be a string"),
     ("get_host_states", {"hosts": "host1"}, "hosts must be a list"),
     ("explain", {"limit": -1}, "limit must be between 0 and"),
