@@ -329,12 +329,13 @@ def _envelope(name, primitive):
     if type(primitive) is not dict:
         raise _Invalid("must be a %s object, got %s"
                        % (name, _got(primitive)))
+    if primitive.get(_NAMESPACE) != _GANTT or primitive.get(_NAME) != name:
+        raise _Invalid("must be a %s object of namespace gantt, got %s"
+                       % (name, quote(primitive[_NAME]) if _NAME in primitive
+                          else "a JSON object that is no object primitive"))
     if not primitive.keys() <= _KEYS:
         raise _Invalid("has an unknown key %s" % quote(
             sorted(map(str, primitive.keys() - _KEYS))[0]))
-    if primitive.get(_NAMESPACE) != _GANTT or primitive.get(_NAME) != name:
-        raise _Invalid("must be a %s object of namespace gantt, got %s"
-                       % (name, quote(primitive.get(_NAME))))
     schema = _SCHEMAS[name]
     _version(primitive.get(_VERSION), schema)
     changes = primitive.get(_CHANGES)

@@ -217,6 +217,9 @@ CASES = [
      "compute_node has an unknown key 'gantt_object.extra'"),
     ("update_resource_stats", R + ("gantt_object.changes",), "host",
      "compute_node changes must be a list"),
+    ("select_destinations", ("request_spec",), {"flavor": 1},
+     "request_spec must be a RequestSpec object of namespace gantt, got a "
+     "JSON object that is no object primitive"),
     ("update_resource_stats", R + ("gantt_object.data",), [],
      "compute_node data must be a JSON object"),
     # requests
