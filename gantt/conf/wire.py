@@ -14,7 +14,8 @@ Largest RPC message a worker reads, in bytes as it arrived from the broker.
 A larger one is refused with ``InvalidRequest`` (a cast: logged and counted
 in ``messages_rejected``) before its arguments are decoded into objects. A
 full report of a large host (a few hundred child providers) is well under
-the default of 1 MiB.
+the default of 1 MiB. Keep it below the database's own limit on a statement
+(MariaDB's ``max_allowed_packet``, 16 MiB by default).
 """),
     cfg.IntOpt("max_report_resource_classes", default=256, min=1,
                help="""

@@ -402,6 +402,33 @@ def _within(field, check):
     return rule
 
 
+def _short(field, length=255):
+    """Strings the database stores in a column of ``length`` characters."""
+    def check(value, limits=None):
+        if value is not None and len(value) > length:
+            raise _Invalid("must be at most %d characters, got %d"
+                           % (length, len(value)))
+    return _within(field, check)
+
+
+def _short_entries(field, length=255):
+    def check(values, limits=None):
+        for index, value in enumerate(values):
+            if len(value) > length:
+                raise _Invalid("must be at most %d characters, got %d"
+                               % (length, len(value))).at(index)
+    return _within(field, check)
+
+
+def _short_items(field, length=255):
+    def check(values, limits=None):
+        for key, value in values.items():
+            if max(len(key), len(value)) > length:
+                raise _Invalid("key and value must be at most %d "
+                               "characters" % length).at(_Key(key))
+    return _within(field, check)
+
+
 def _positive_ratio(data, limits):
     ratio = data.get("allocation_ratio", 1.0)
     if ratio <= 0:
@@ -453,6 +480,9 @@ _RULES = {
     "Inventory": (_positive_ratio,),
     "AllocationItem": (_positive_amounts,),
     "InstanceGroup": (_each_of("members", _uuid),),
+    "RequestSpec": (_short("project_id"), _short("user_id")),
+    "Aggregate": (_short("name"), _short_entries("hosts"),
+                  _short_items("metadata")),
 }
 
 objects.register_all()
@@ -477,6 +507,12 @@ def _instances_arg(value, limits):
     _list_of(_uuid)(uuids, limits)
     if len(set(uuids)) != len(uuids):
         raise _Invalid("lists an instance twice")
+
+
+def _short_string(value, limits=None):
+    _string(value)
+    if len(value) > 255:
+        raise _Invalid("must be at most 255 characters, got %d" % len(value))
 
 
 _SPEC = _object_arg("RequestSpec")
@@ -513,8 +549,8 @@ ARGUMENTS = {
     "claim_allocations": {"consumer_uuid": _UUID,
                           "allocation_request":
                               _object_arg("AllocationRequest"),
-                          "project_id": _nullable(_string),
-                          "user_id": _nullable(_string)},
+                          "project_id": _nullable(_short_string),
+                          "user_id": _nullable(_short_string)},
     "move_claim": {"request_spec": _SPEC, "instance_uuid": _UUID,
                    "migration_uuid": _UUID, "return_alternates": _boolean},
     "confirm_move": {"migration_uuid": _UUID},

@@ -12,6 +12,7 @@ import uuid
 import pytest
 
 from gantt import exception
+from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import base as objects_base
 from gantt.rpcapi import server as rpc_server
 from gantt.rpcapi import validate
@@ -66,7 +67,14 @@ def _usage():
                                "changed_at": 1.5}}]}
 
 
+def _aggregate():
+    return {"aggregate": factories.primitive(aggregate_obj.Aggregate(
+        uuid=UUID, name="rack1", hosts=["host1"],
+        metadata={"availability_zone": "az1"}))}
+
+
 BUILDERS = {
+    "set_aggregate": _aggregate,
     "update_resource_stats": _report,
     "select_destinations": _select,
     "reclaim": _reclaim,
@@ -246,6 +254,16 @@ CASES = [
      "instance_uuids lists an instance twice"),
     ("select_destinations", ("return_alternates",), "yes",
      "return_alternates must be a boolean"),
+    # what the database stores in 255 characters
+    ("select_destinations", SPEC + ("project_id",), "p" * 256,
+     "request_spec.project_id must be at most 255 characters, got 256"),
+    ("set_aggregate", ("aggregate", "name"), "n" * 256,
+     "aggregate.name must be at most 255 characters"),
+    ("set_aggregate", ("aggregate", "hosts", 0), "h" * 256,
+     "aggregate.hosts[0] must be at most 255 characters"),
+    ("set_aggregate", ("aggregate", "metadata", "availability_zone"),
+     "z" * 256, "aggregate.metadata['availability_zone'] key and value "
+                "must be at most 255"),
     # selections and usages
     ("reclaim", ("instance_uuid",), "x", "reclaim: instance_uuid must be "
                                          "a uuid"),
@@ -275,6 +293,8 @@ def test_each_rule_refuses_what_breaks_it(method, path, value, reason):
     ("explain", {"limit": -1}, "limit must be between 0 and"),
     ("get_allocation_candidates", {"limit": 0}, "limit must be between 1"),
     ("claim_allocations", {"project_id": 7}, "project_id must be a string"),
+    ("claim_allocations", {"user_id": "u" * 256},
+     "user_id must be at most 255 characters"),
     ("delete_provider", {"provider_uuid": "pool"}, "must be a uuid"),
 ])
 def test_plain_arguments_are_checked(method, args, reason):
