@@ -63,8 +63,8 @@ class RejectionLog:
         ERROR line with the traceback, if the rate allows."""
         if self._may_log(method):
             self._logger.error("Unexpected error while handling a %s "
-                               "message; the caller got InternalError",
-                               method, exc_info=exc_info)
+                               "message (a call is answered with "
+                               "InternalError)", method, exc_info=exc_info)
 
     def _may_log(self, method):
         with self._lock:
