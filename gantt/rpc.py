@@ -69,11 +69,7 @@ def get_transport(conf, url=None):
 
 def _rejected(reason):
     """Raise ``InvalidRequest(reason)`` wrapped as an expected exception."""
-    try:
-        raise exception.InvalidRequest(reason=reason)
-    except exception.InvalidRequest:
-        # ExpectedException captures the InvalidRequest being handled
-        raise rpc_dispatcher.ExpectedException() from None
+    raise _expected(exception.InvalidRequest(reason=reason)) from None
 
 
 def expected_exceptions(*exceptions):
@@ -92,11 +88,18 @@ def expected_exceptions(*exceptions):
 
 
 def _expected(error):
-    """``error`` raised and wrapped as an expected exception."""
-    try:
-        raise error
-    except exception.GanttException:
-        return rpc_dispatcher.ExpectedException()
+    """``error`` wrapped as an expected exception, without a traceback.
+
+    oslo.messaging sends the formatted traceback of a failure to the
+    caller, chained exceptions included: the worker's code, and the
+    internal error behind an ``InternalError``, would cross the wire. A
+    caller gets the type and the message only.
+    """
+    error.__cause__ = None
+    error.__suppress_context__ = True
+    wrapped = rpc_dispatcher.ExpectedException()
+    wrapped.exc_info = (type(error), error, None)
+    return wrapped
 
 
 def message_size(incoming):
@@ -191,9 +194,9 @@ class Dispatcher(rpc_dispatcher.RPCDispatcher):
             return self._dispatch(incoming)
         except rpc_dispatcher.ExpectedException as exc:
             expected = exc
-        except exception.GanttException:
+        except exception.GanttException as exc:
             # typed and documented, though the method does not list it
-            expected = rpc_dispatcher.ExpectedException()
+            expected = _expected(exc)
         except Exception:
             self._log.failed(_name(method), sys.exc_info())
             expected = _expected(exception.InternalError(
@@ -201,7 +204,7 @@ class Dispatcher(rpc_dispatcher.RPCDispatcher):
         error = expected.exc_info[1]
         if isinstance(error, exception.InvalidRequest):
             self._reject(method, str(error))
-        raise expected
+        raise _expected(error) from None
 
     def _dispatch(self, incoming):
         try:
