@@ -53,6 +53,7 @@ _KEYS = frozenset([_NAME, _NAMESPACE, _VERSION, _DATA, _CHANGES])
 _VERSION_RE = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})$")
 _UUID_MATCH = re.compile(ovo_fields.UUID.PATTERN).match
 _GANTT = objects_base.GanttObject.OBJ_PROJECT_NAMESPACE
+_STR = frozenset([str])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -250,14 +251,6 @@ def _nullable(check):
     return maybe
 
 
-def _not_null(check):
-    def never(value, limits):
-        if value is None:
-            raise _Invalid("must not be null")
-        check(value, limits)
-    return never
-
-
 #: (field type, compiler of its check), most specific first: Enum is a
 #: String, Gantt's UUID is ovo's
 _TYPES = (
@@ -280,7 +273,9 @@ def _compile(field):
     for cls, compiler in _TYPES:
         if isinstance(field._type, cls):
             check = compiler(field._type)
-            return _nullable(check) if field.nullable else _not_null(check)
+            # a null where none may be fails the type check ("must be a
+            # list, got null")
+            return _nullable(check) if field.nullable else check
     # every field type of Gantt's objects is above (a unit test walks them)
     raise TypeError("no check for %r" % field)
 
@@ -300,6 +295,7 @@ class _Schema(typing.NamedTuple):
     cls: type
     major: int
     minor: int
+    versions: frozenset
     checks: dict
     required: tuple
 
@@ -307,6 +303,7 @@ class _Schema(typing.NamedTuple):
 def _schema(cls):
     major, minor = (int(p) for p in cls.VERSION.split("."))
     return _Schema(cls, major, minor,
+                   frozenset("%d.%d" % (major, m) for m in range(minor + 1)),
                    {n: _compile(f) for n, f in cls.fields.items()},
                    tuple(n for n, f in cls.fields.items()
                          if f.default is ovo_fields.UnspecifiedDefault))
@@ -314,6 +311,8 @@ def _schema(cls):
 
 def _version(value, schema):
     """The primitive's version must be one ``schema`` reads."""
+    if type(value) is str and value in schema.versions:
+        return
     match = _VERSION_RE.match(value) if type(value) is str else None
     if match is None:
         raise _Invalid("has a malformed version %s" % quote(value))
@@ -338,13 +337,16 @@ def _envelope(name, primitive):
             sorted(map(str, primitive.keys() - _KEYS))[0]))
     schema = _SCHEMAS[name]
     _version(primitive.get(_VERSION), schema)
-    changes = primitive.get(_CHANGES)
-    if changes is not None:
-        try:
-            _list_of(_string)(changes, None)
-        except _Invalid as exc:
-            exc.at(_Text(" changes"))
-            raise
+    changes = primitive.get(_CHANGES, [])
+    if type(changes) is not list or not set(map(type, changes)) <= _STR:
+        raise _Invalid("changes must be a list of strings")
+    for index, change in enumerate(changes):
+        if not change.isascii():
+            try:
+                _string(change)
+            except _Invalid as exc:
+                exc.at(index).at(_Text(" changes"))
+                raise
     return schema
 
 
@@ -354,11 +356,10 @@ def check_object(name, primitive, limits=DEFAULT_LIMITS):
     :raises: _Invalid
     """
     schema = _envelope(name, primitive)
-    try:
-        data = _dict(primitive.get(_DATA))
-    except _Invalid as exc:
-        exc.at(_Text(" data"))
-        raise
+    data = primitive.get(_DATA)
+    if type(data) is not dict:
+        # (its keys are checked against the fields below)
+        raise _Invalid("data must be a JSON object, got %s" % _got(data))
     checks = schema.checks
     for key, value in data.items():
         check = checks.get(key)

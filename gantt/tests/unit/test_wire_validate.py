@@ -195,7 +195,7 @@ CASES = [
      "compute_node.updated_at must be an ISO 8601 date-time"),
     # null only where nullable; required fields; no unknown fields
     ("update_resource_stats", R + ("inventories",), None,
-     "compute_node.inventories must not be null"),
+     "compute_node.inventories must be a list, got null"),
     ("update_resource_stats", R + ("report_sequence",), DELETE,
      "compute_node.report_sequence is required"),
     ("update_resource_stats", INV + ("total",), DELETE,
@@ -225,6 +225,8 @@ CASES = [
      "compute_node has an unknown key 'gantt_object.extra'"),
     ("update_resource_stats", R + ("gantt_object.changes",), "host",
      "compute_node changes must be a list"),
+    ("update_resource_stats", R + ("gantt_object.changes",), ["\udc00"],
+     "compute_node changes[0] is not valid Unicode"),
     ("select_destinations", ("request_spec",), {"flavor": 1},
      "request_spec must be a RequestSpec object of namespace gantt, got a "
      "JSON object that is no object primitive"),
@@ -232,7 +234,7 @@ CASES = [
      "compute_node data must be a JSON object"),
     # requests
     ("select_destinations", SPEC + ("flavor", "vcpus"), None,
-     "request_spec.flavor.vcpus must not be null"),
+     "request_spec.flavor.vcpus must be an integer, got null"),
     ("select_destinations", SPEC + ("flavor",), DELETE,
      "request_spec.flavor is required"),
     ("select_destinations", SPEC + ("group_policy",), "spread",
