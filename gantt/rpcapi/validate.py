@@ -340,7 +340,8 @@ def _envelope(name, primitive):
     changes = primitive.get(_CHANGES, [])
     if type(changes) is not list or not set(map(type, changes)) <= _STR:
         raise _Invalid("changes must be a list of strings")
-    for index, change in enumerate(changes):
+    for index, change in enumerate(
+            () if "".join(changes).isascii() else changes):
         if not change.isascii():
             try:
                 _string(change)
