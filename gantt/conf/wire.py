@@ -39,7 +39,8 @@ Most instance uuids one ``select_destinations`` call may list.
                help="""
 Refused messages each worker logs (one WARNING line each, with the reason,
 never the message) per ``rejection_log_interval``. Further refusals in
-that interval are only counted, and summed up in one line when it ends.
+that interval are only counted, and summed up in one line with the first
+refusal after it.
 Every refusal is counted in ``messages_rejected`` (``gantt stats``).
 
 Related options:
