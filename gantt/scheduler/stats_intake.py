@@ -126,6 +126,9 @@ def peek(primitive):
         return None
     if type(uuid) is not str or type(sequence) is not int:
         return None
+    if not validate.INT64_MIN <= sequence <= validate.INT64_MAX:
+        # the cache holds int64 sequences: let the checks refuse it
+        return None
     return uuid, sequence
 
 
