@@ -334,7 +334,8 @@ class Server(rpc_server.RPCServer):
         message = incoming.message
         inline = self._inline.get(_method_of(message))
         if (inline is None or not _is_cast(incoming)
-                or type(message.get("version", "1.0")) is not str):
+                or not validate.rpc_version_is_valid(
+                    message.get("version", "1.0"))):
             return False
         fn, params, served = inline
         args = message.get("args", {})

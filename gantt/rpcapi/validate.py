@@ -51,6 +51,7 @@ _DATA = "gantt_object.data"
 _CHANGES = "gantt_object.changes"
 _KEYS = frozenset([_NAME, _NAMESPACE, _VERSION, _DATA, _CHANGES])
 _VERSION_RE = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})$")
+_RPC_VERSION_RE = re.compile(r"^[0-9]{1,3}\.[0-9]{1,3}(\.[0-9]{1,3})?$")
 _UUID_MATCH = re.compile(ovo_fields.UUID.PATTERN).match
 _GANTT = objects_base.GanttObject.OBJ_PROJECT_NAMESPACE
 _STR = frozenset([str])
@@ -598,6 +599,16 @@ def check_envelope(message, limits, size):
                     quote(message[key])))
     if "method" not in message:
         raise exception.InvalidRequest(reason="the message names no method")
+    if not rpc_version_is_valid(message.get("version", "1.0")):
+        raise exception.InvalidRequest(
+            reason="the message's version %s is not MAJOR.MINOR"
+                   % quote(message["version"]))
+
+
+def rpc_version_is_valid(version):
+    """Whether ``version`` is an RPC version oslo.messaging can compare
+    (it raises on anything else)."""
+    return type(version) is str and bool(_RPC_VERSION_RE.match(version))
 
 
 #: keys of the request context Gantt reads, and the JSON type of each

@@ -210,7 +210,8 @@ def bad_messages(draw):
         args = dict(args)
         del args[draw(st.sampled_from(_required(method)))]
     elif how == "version":
-        version = draw(st.sampled_from(["2.0", "1.9", "0.9"]))
+        version = draw(st.sampled_from(["2.0", "1.9", "0.9", "1.x", "1",
+                                        ""]))
     elif how == "method":
         method = draw(st.sampled_from(["no_such_method", "target",
                                        "manager", "_wait_ready", "",

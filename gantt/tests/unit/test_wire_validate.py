@@ -356,6 +356,10 @@ def test_a_value_is_quoted_short_in_a_reason():
     ({"method": "release", "args": []}, 10,
      "the message's args must be a JSON object"),
     ({"args": {}}, 10, "the message names no method"),
+    ({"method": "release", "version": "1.x"}, 10,
+     "the message's version '1.x' is not MAJOR.MINOR"),
+    ({"method": "release", "version": "1"}, 10,
+     "the message's version '1' is not MAJOR.MINOR"),
 ])
 def test_the_envelope_is_checked_before_anything_is_read(message, size,
                                                           reason):
