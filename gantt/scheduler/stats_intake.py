@@ -4,6 +4,7 @@
 
     take/offer(primitive)
         ─▶ peek (uuid, report_sequence) ─▶ not newer than held? dropped
+        ─▶ the wire's checks (gantt.rpcapi.validate) on the primitive
         ─▶ HostReport straight from the primitive, validated
            (bad: rejected, counted; a pending good report stays)
         ─▶ pending[uuid]  (a newer report replaces an unapplied one)
