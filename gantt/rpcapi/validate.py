@@ -211,6 +211,8 @@ def _dict(value):
 
 
 def _list_of(check):
+    if check is _string:
+        return _strings
     def each(value, limits=None):
         for index, item in enumerate(_list(value)):
             try:
@@ -221,7 +223,22 @@ def _list_of(check):
     return each
 
 
+def _strings(value, limits=None):
+    """A list of strings: one pass in C when all are ASCII strings."""
+    if (type(value) is list and set(map(type, value)) <= _STR
+            and "".join(value).isascii()):
+        return
+    for index, item in enumerate(_list(value)):
+        try:
+            _string(item)
+        except _Invalid as exc:
+            exc.at(index)
+            raise
+
+
 def _dict_of(check):
+    if check is _string:
+        return _string_values
     def values(value, limits):
         for key, item in _dict(value).items():
             try:
@@ -230,6 +247,21 @@ def _dict_of(check):
                 exc.at(_Key(key))
                 raise
     return values
+
+
+def _string_values(value, limits=None):
+    """A dict of strings, as :func:`_strings`."""
+    if (type(value) is dict and set(map(type, value.values())) <= _STR
+            and set(map(type, value)) <= _STR
+            and "".join(value).isascii()
+            and "".join(value.values()).isascii()):
+        return
+    for key, item in _dict(value).items():
+        try:
+            _string(item)
+        except _Invalid as exc:
+            exc.at(_Key(key))
+            raise
 
 
 def _enum_of(valid):
