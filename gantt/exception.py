@@ -113,3 +113,12 @@ class ServiceUnavailable(GanttException):
 class MessagingUnavailable(GanttException):
     msg_fmt = ("Cannot reach the message broker at %(url)s: %(reason)s")
     code = "gantt.messaging_unavailable"
+
+
+class InternalError(GanttException):
+    """Anything the worker did not expect while handling a message: the
+    traceback is in the worker's log, the caller gets only this."""
+
+    msg_fmt = ("The scheduler failed to handle %(method)s; the error is "
+               "logged by worker %(worker)s")
+    code = "gantt.internal_error"

@@ -4,7 +4,13 @@ Besides wiring, it keeps the promise that a malformed or wrong-version
 message never kills a worker, never changes state, and never leaves a
 traceback in the log: such a message is turned into ``InvalidRequest``,
 raised to the caller of a call (as an expected exception) and logged as one
-WARNING line and counted for a cast, which has no caller to tell.
+WARNING line and counted for a cast, which has no caller to tell. Before
+anything is decoded, the dispatcher refuses a message larger than ``[wire]
+max_message_bytes`` and checks every argument strictly
+(``gantt.rpcapi.validate``); only Gantt's own exceptions reach a caller,
+anything unexpected as ``InternalError`` (the traceback stays in the
+worker's log). Refusals are logged at a bounded rate
+(``gantt.rejections``).
 
 It also lets a server take chosen casts on its listener thread ("inline"):
 such a cast skips the worker pool, the dispatcher and the serializer and
@@ -12,8 +18,12 @@ its arguments go, as primitives, to a cheap callable. A flood of them then
 never queues a call behind it in the pool, and costs no thread hand-off.
 """
 
+import functools
 import inspect
 import logging
+import os
+import socket
+import sys
 import threading
 
 import oslo_messaging as messaging
@@ -26,13 +36,17 @@ from oslo_versionedobjects import exception as ovo_exc
 
 from gantt import context as gantt_context
 from gantt import exception
+from gantt import rejections
 from gantt.objects import base as objects_base
+from gantt.rpcapi import validate
 from gantt.rpcapi import versions
 
 LOG = logging.getLogger(__name__)
 
 #: exception modules a caller may rebuild from replies
 ALLOWED_EXMODS = [exception.__name__]
+#: this process, as InternalError names it (``get_statistics``' worker)
+_WORKER = "%s:%d" % (socket.gethostname(), os.getpid())
 
 
 def register_opts(conf):
@@ -57,11 +71,52 @@ def get_transport(conf, url=None):
 
 def _rejected(reason):
     """Raise ``InvalidRequest(reason)`` wrapped as an expected exception."""
-    try:
-        raise exception.InvalidRequest(reason=reason)
-    except exception.InvalidRequest:
-        # ExpectedException captures the InvalidRequest being handled
-        raise rpc_dispatcher.ExpectedException() from None
+    raise _expected(exception.InvalidRequest(reason=reason)) from None
+
+
+def expected_exceptions(*exceptions):
+    """oslo.messaging's ``expected_exceptions``, keeping the method's
+    signature.
+
+    oslo.messaging's wrapper takes ``*args, **kwargs`` and hides the
+    method's own parameters, so the dispatcher's check of the arguments
+    against the signature passed everything, and a missing or unknown
+    argument reached the caller as ``TypeError``.
+    """
+    def outer(func):
+        return functools.wraps(func)(
+            messaging.expected_exceptions(*exceptions)(func))
+    return outer
+
+
+def _expected(error):
+    """``error`` wrapped as an expected exception, without a traceback.
+
+    oslo.messaging sends the formatted traceback of a failure to the
+    caller, chained exceptions included: the worker's code, and the
+    internal error behind an ``InternalError``, would cross the wire. A
+    caller gets the type and the message only.
+    """
+    error.__cause__ = None
+    error.__suppress_context__ = True
+    wrapped = rpc_dispatcher.ExpectedException()
+    wrapped.exc_info = (type(error), error, None)
+    return wrapped
+
+
+def message_size(incoming):
+    """Bytes of ``incoming`` as it came from the broker, or None if the
+    driver does not say.
+
+    NOTE: oslo.messaging has no public way to ask. Its RabbitMQ driver
+    hands the dispatcher a ``RabbitMessage`` (a dict) that keeps kombu's
+    message, whose ``body`` is what arrived, as ``_raw_message``: this is
+    the one place that reads it (a functional test sends an oversized
+    message to a real worker, so a driver change that hides it fails).
+    """
+    raw = getattr(incoming.message, "_raw_message", None)
+    body = getattr(raw, "body", None)
+    return len(body) if isinstance(body, (bytes, str)) else None
 
 
 class Serializer(messaging.Serializer):
@@ -116,9 +171,12 @@ class Serializer(messaging.Serializer):
 class Dispatcher(rpc_dispatcher.RPCDispatcher):
     """Turns protocol errors into typed, logged, counted rejections."""
 
-    def __init__(self, endpoints, serializer, on_reject=None):
+    def __init__(self, endpoints, serializer, on_reject=None, limits=None,
+                 rejection_log=None):
         super().__init__(endpoints, serializer)
         self._on_reject = on_reject or (lambda method, reason: None)
+        self.limits = limits or validate.DEFAULT_LIMITS
+        self._log = rejection_log or rejections.default(__name__)
         # the version a message was sent at, for its reply (per thread:
         # the pool dispatches several messages at once)
         self._call = threading.local()
@@ -126,29 +184,50 @@ class Dispatcher(rpc_dispatcher.RPCDispatcher):
         self._signatures = {}
 
     def dispatch(self, incoming):
+        """Only Gantt's documented exceptions leave here: anything else is
+        logged (with its traceback, at a bounded rate) and becomes
+        ``InternalError``."""
         method = incoming.message.get("method")
         self._call.version = incoming.message.get("version", "1.0")
         # NOTE: log outside the except blocks: oslo.log appends the active
         # exception to any record emitted while one is being handled, and a
         # rejection is not a fault worth a traceback.
         try:
+            return self._dispatch(incoming)
+        except rpc_dispatcher.ExpectedException as exc:
+            expected = exc
+        except exception.GanttException as exc:
+            # typed and documented, though the method does not list it
+            expected = _expected(exc)
+        except Exception:
+            self._log.failed(_name(method), sys.exc_info())
+            expected = _expected(exception.InternalError(
+                method=_name(method), worker=_WORKER))
+        error = expected.exc_info[1]
+        if isinstance(error, exception.InvalidRequest):
+            self._reject(method, str(error))
+        raise _expected(error) from None
+
+    def _dispatch(self, incoming):
+        try:
+            validate.check_envelope(incoming.message, self.limits,
+                                    message_size(incoming))
+            validate.check_context(incoming.ctxt)
+        except exception.InvalidRequest as exc:
+            raise _expected(exc) from None
+        try:
             return super().dispatch(incoming)
         except (rpc_dispatcher.NoSuchMethod,
                 rpc_dispatcher.UnsupportedVersion) as exc:
             protocol_error = str(exc)
-        except rpc_dispatcher.ExpectedException as exc:
-            expected = exc
-            protocol_error = None
-        if protocol_error is not None:
-            self._reject(method, protocol_error)
-            _rejected(protocol_error)
-        error = expected.exc_info[1]
-        if isinstance(error, exception.InvalidRequest):
-            self._reject(method, str(error))
-        raise expected
+        _rejected(protocol_error)
 
     def _do_dispatch(self, endpoint, method, ctxt, args):
         func = getattr(endpoint, method)
+        if not inspect.ismethod(func):
+            # an attribute of the endpoint (``target``…), not a method
+            _rejected("Endpoint does not support RPC method %s"
+                      % validate.quote(method))
         # one Signature per endpoint method (building one costs as much as
         # deserialising a small request); the keys are methods the
         # endpoints have, so the table cannot grow beyond them
@@ -160,6 +239,7 @@ class Dispatcher(rpc_dispatcher.RPCDispatcher):
             signature.bind(None, **args)
         except TypeError as exc:
             _rejected("bad arguments for %s: %s" % (method, exc))
+        validate.check_arguments(method, args, self.limits)
         # as oslo.messaging's, but the reply is serialised at the object
         # versions of the RPC version the caller sent: an older caller gets
         # the objects it reads (see gantt.rpcapi.versions)
@@ -187,7 +267,7 @@ class Dispatcher(rpc_dispatcher.RPCDispatcher):
         return serializer
 
     def _reject(self, method, reason):
-        LOG.warning("Rejected %s message: %s", method, reason)
+        self._log.rejected(_name(method), reason)
         self._on_reject(method, reason)
 
 
@@ -241,7 +321,7 @@ class Server(rpc_server.RPCServer):
 
     def _skipped(self, incoming):
         """Drop a cast the server has no use for; False if it is not one."""
-        skip = self._skip.get(incoming.message.get("method"))
+        skip = self._skip.get(_method_of(incoming.message))
         # a call always gets its answer
         if skip is None or not _is_cast(incoming):
             return False
@@ -254,12 +334,18 @@ class Server(rpc_server.RPCServer):
     def _take_inline(self, incoming):
         """Hand an inline cast to its callable; False if it is not one."""
         message = incoming.message
-        inline = self._inline.get(message.get("method"))
-        if inline is None or not _is_cast(incoming):
+        inline = self._inline.get(_method_of(message))
+        if (inline is None or not _is_cast(incoming)
+                or not validate.rpc_version_is_valid(
+                    message.get("version", "1.0"))):
             return False
         fn, params, served = inline
         args = message.get("args", {})
+        size = message_size(incoming)
         if (message.get("namespace") is not None
+                or (size is not None
+                    and size > self.dispatcher.limits.max_message_bytes)
+                or not validate.context_is_valid(incoming.ctxt)
                 or not isinstance(args, dict) or args.keys() != params
                 or not messaging_utils.version_is_compatible(
                     served, message.get("version", "1.0"))):
@@ -271,6 +357,20 @@ class Server(rpc_server.RPCServer):
             LOG.exception("Failed to take an inline %s cast",
                           message["method"])
         return True
+
+
+def _method_of(message):
+    """The message's method name, or None if it is not a string (the
+    dispatcher then refuses it)."""
+    method = message.get("method")
+    return method if type(method) is str else None
+
+
+def _name(method):
+    """A method name fit for a log line or an error message."""
+    if type(method) is str and len(method) <= 64:
+        return method
+    return validate.quote(method)
 
 
 def _is_cast(incoming):
@@ -293,14 +393,17 @@ def _served_version(dispatcher, method):
 
 
 def get_server(transport, target, endpoints, on_reject=None, inline=None,
-               batch=(1, None), after_batch=None, skip=None):
+               batch=(1, None), after_batch=None, skip=None, limits=None,
+               rejection_log=None):
     """An RPC server on native threads with Gantt's dispatcher.
 
     ``inline``, ``batch``, ``after_batch`` and ``skip``: see
-    :class:`Server`.
+    :class:`Server`. ``limits``: a ``validate.Limits`` (the defaults if
+    None); ``rejection_log``: a ``rejections.RejectionLog``.
     """
     serializer = Serializer()
-    dispatcher = Dispatcher(endpoints, serializer, on_reject)
+    dispatcher = Dispatcher(endpoints, serializer, on_reject, limits,
+                            rejection_log)
     _answer_pings(transport.conf, dispatcher)
     return Server(transport, target, dispatcher, inline=inline, batch=batch,
                   after_batch=after_batch, skip=skip)

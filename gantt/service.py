@@ -27,12 +27,14 @@ import oslo_messaging as messaging
 from oslo_service import service
 
 from gantt import notifier as gantt_notifier
+from gantt import rejections
 from gantt import reports
 from gantt import rpc
 from gantt import rpcapi
 from gantt.db import api as db_api
 from gantt.rpcapi import client as rpc_client
 from gantt.rpcapi import server as rpc_server
+from gantt.rpcapi import validate
 from gantt.scheduler import manager as manager_mod
 from gantt.scheduler import stats_intake
 
@@ -75,7 +77,11 @@ class SchedulerWorker(service.ServiceBase):
         self.manager = manager_mod.SchedulerManager(
             conf, self.db, worker_name=name,
             broadcast=self._broadcast)
-        self.intake = stats_intake.StatsIntake(self.manager)
+        self.limits = validate.Limits.from_conf(conf)
+        self.rejection_log = rejections.RejectionLog.from_conf(
+            conf, logging.getLogger(rpc.__name__))
+        self.intake = stats_intake.StatsIntake(
+            self.manager, rejection_log=self.rejection_log)
         self.notifier = gantt_notifier.SchedulingNotifier.from_conf(conf)
         topic = conf.scheduler.topic
         stats_topic = rpcapi.stats_topic(topic, conf.scheduler.stats_topic)
@@ -116,7 +122,8 @@ class SchedulerWorker(service.ServiceBase):
                                   server=socket.gethostname())
         return rpc.get_server(
             bus, target, [rpc_server.StatsEndpoint(self.manager)],
-            on_reject=self._rejected,
+            on_reject=self._rejected, limits=self.limits,
+            rejection_log=self.rejection_log,
             inline={stats_intake.METHOD: self.intake.take},
             batch=(STATS_BATCH, STATS_BATCH_WAIT),
             after_batch=self.intake.drain)
@@ -128,7 +135,8 @@ class SchedulerWorker(service.ServiceBase):
         return rpc.get_server(
             bus, target, [rpc_server.SchedulerEndpoint(
                 self.manager, notifier=self.notifier)],
-            on_reject=self._rejected,
+            on_reject=self._rejected, limits=self.limits,
+            rejection_log=self.rejection_log,
             inline={stats_intake.METHOD: self.intake.offer},
             skip={"provider_usage_changed": self._sent_here})
 

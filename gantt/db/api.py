@@ -83,6 +83,21 @@ class Database:
     def dispose(self):
         self.engine.dispose()
 
+    def answers(self):
+        """Whether the database answers a trivial query now.
+
+        A statement the server refuses by closing the connection (MariaDB
+        does so for one larger than its ``max_allowed_packet``) looks like
+        an unreachable database to oslo.db (``DBConnectionError``); this
+        tells the two apart.
+        """
+        try:
+            with self.engine.connect() as conn:
+                conn.execute(sa.text("SELECT 1"))
+        except (db_exc.DBError, sa_exc.SQLAlchemyError):
+            return False
+        return True
+
 
 #: seconds a pooled connection may sit unused and still be handed out
 #: without a ping

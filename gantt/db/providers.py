@@ -120,7 +120,31 @@ def _inventory_tuple(row):
             row.step_size, row.allocation_ratio)
 
 
+#: the most a TEXT column holds on MariaDB/MySQL, in bytes (the JSON
+#: written is ASCII: one byte a character)
+TEXT_MAX = 65535
+
+
 def _report_row(node, received_at):
+    """The host_reports row of a report.
+
+    :raises: InvalidRequest for JSON detail longer than a TEXT column holds
+        (MariaDB would refuse the statement; PostgreSQL would take it, and
+        a report must mean the same on both)
+    """
+    row = _report_values(node, received_at)
+    for column in ("details", "instance_uuids"):
+        if row[column] is not None and len(row[column]) > TEXT_MAX:
+            raise _invalid("report of %s: %s take %d bytes as JSON, more "
+                           "than the %d the database stores" % (
+                               node.host, "capabilities, stats, metrics, "
+                               "NUMA cells and PCI pools" if column ==
+                               "details" else "instance_uuids",
+                               len(row[column]), TEXT_MAX))
+    return row
+
+
+def _report_values(node, received_at):
     return {
         "host": node.host, "nodename": node.nodename,
         "cell_uuid": node.cell_uuid,

@@ -12,6 +12,7 @@ import oslo_messaging as messaging
 
 from gantt import exception
 from gantt import notifier as gantt_notifier
+from gantt import rpc
 from gantt import rpcapi
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import compute_node as compute_node_obj
@@ -65,13 +66,13 @@ class SchedulerEndpoint:
         # a worker serves calls only once its cache is loaded
         self.manager.ready.wait(self.ready_timeout)
 
-    @messaging.expected_exceptions(exception.InvalidRequest)
+    @rpc.expected_exceptions(exception.InvalidRequest)
     def update_resource_stats(self, ctxt, compute_node):
         self.manager.update_resource_stats(
             _expect(compute_node, compute_node_obj.ComputeNode,
                     "compute_node"))
 
-    @messaging.expected_exceptions(*_CALL_ERRORS)
+    @rpc.expected_exceptions(*_CALL_ERRORS)
     def select_destinations(self, ctxt, request_spec, instance_uuids,
                             return_alternates=True):
         spec = _expect(request_spec, request_spec_obj.RequestSpec,
@@ -88,7 +89,7 @@ class SchedulerEndpoint:
         self.notifier.end(ctxt, spec, uuids, lists)
         return lists
 
-    @messaging.expected_exceptions(*_CALL_ERRORS)
+    @rpc.expected_exceptions(*_CALL_ERRORS)
     def reclaim(self, ctxt, instance_uuid, failed_selection, alternates):
         if failed_selection is not None:
             _expect(failed_selection, selection_obj.Selection,
@@ -100,32 +101,32 @@ class SchedulerEndpoint:
         self._wait_ready()
         return self.manager.reclaim(instance_uuid, failed_selection, alts)
 
-    @messaging.expected_exceptions(*_CALL_ERRORS)
+    @rpc.expected_exceptions(*_CALL_ERRORS)
     def release(self, ctxt, consumer_uuid):
         if not isinstance(consumer_uuid, str):
             raise exception.InvalidRequest(reason="consumer_uuid must be a "
                                                   "string")
         return self.manager.release(consumer_uuid)
 
-    @messaging.expected_exceptions(exception.InvalidRequest)
+    @rpc.expected_exceptions(exception.InvalidRequest)
     def get_host_states(self, ctxt, hosts=None):
         if hosts is not None:
             hosts = _expect_uuids(hosts, "hosts")
         self._wait_ready()
         return self.manager.get_host_states(hosts)
 
-    @messaging.expected_exceptions(exception.InvalidRequest)
+    @rpc.expected_exceptions(exception.InvalidRequest)
     def get_statistics(self, ctxt):
         return self.manager.get_statistics()
 
-    @messaging.expected_exceptions(exception.InvalidRequest)
+    @rpc.expected_exceptions(exception.InvalidRequest)
     def provider_usage_changed(self, ctxt, usages):
         self.manager.apply_peer_usage(
             _expect_list(usages, usage_obj.ProviderUsage, "usages"))
 
     # -- 1.2 --------------------------------------------------------------
 
-    @messaging.expected_exceptions(exception.InvalidRequest)
+    @rpc.expected_exceptions(exception.InvalidRequest)
     def explain(self, ctxt, request_spec, limit=10):
         spec = _expect(request_spec, request_spec_obj.RequestSpec,
                        "request_spec")
@@ -136,19 +137,19 @@ class SchedulerEndpoint:
         self._wait_ready()
         return self.manager.explain(spec, limit=limit)
 
-    @messaging.expected_exceptions(exception.InvalidRequest)
+    @rpc.expected_exceptions(exception.InvalidRequest)
     def set_aggregate(self, ctxt, aggregate):
         return self.manager.set_aggregate(
             _expect(aggregate, aggregate_obj.Aggregate, "aggregate"))
 
-    @messaging.expected_exceptions(exception.InvalidRequest)
+    @rpc.expected_exceptions(exception.InvalidRequest)
     def delete_aggregate(self, ctxt, aggregate_uuid):
         if not isinstance(aggregate_uuid, str):
             raise exception.InvalidRequest(
                 reason="aggregate_uuid must be a string")
         return self.manager.delete_aggregate(aggregate_uuid)
 
-    @messaging.expected_exceptions(exception.InvalidRequest)
+    @rpc.expected_exceptions(exception.InvalidRequest)
     def get_aggregates(self, ctxt):
         return self.manager.get_aggregates()
 
@@ -162,19 +163,19 @@ class SchedulerEndpoint:
 
     # -- 1.3 --------------------------------------------------------------
 
-    @messaging.expected_exceptions(exception.InvalidRequest,
+    @rpc.expected_exceptions(exception.InvalidRequest,
                                    exception.ServiceUnavailable)
     def report_resource_stats(self, ctxt, compute_node, force=False):
         node = _expect(compute_node, compute_node_obj.ComputeNode,
                        "compute_node")
         return self.manager.report_resource_stats(node, force=bool(force))
 
-    @messaging.expected_exceptions(exception.InvalidRequest)
+    @rpc.expected_exceptions(exception.InvalidRequest)
     def update_provider(self, ctxt, report):
         return self.manager.update_provider(
             _expect(report, provider_obj.ProviderReport, "report"))
 
-    @messaging.expected_exceptions(exception.InvalidRequest,
+    @rpc.expected_exceptions(exception.InvalidRequest,
                                    exception.ProviderInUse)
     def delete_provider(self, ctxt, provider_uuid):
         if not isinstance(provider_uuid, str):
@@ -189,7 +190,7 @@ class SchedulerEndpoint:
         except Exception as exc:
             LOG.warning("Could not reload the standalone providers: %s", exc)
 
-    @messaging.expected_exceptions(*_CALL_ERRORS)
+    @rpc.expected_exceptions(*_CALL_ERRORS)
     def get_allocation_candidates(self, ctxt, request_spec, limit=1000):
         spec = _expect(request_spec, request_spec_obj.RequestSpec,
                        "request_spec")
@@ -200,7 +201,7 @@ class SchedulerEndpoint:
         self._wait_ready()
         return self.manager.get_allocation_candidates(spec, limit=limit)
 
-    @messaging.expected_exceptions(*_CALL_ERRORS,
+    @rpc.expected_exceptions(*_CALL_ERRORS,
                                    exception.CapacityExceeded)
     def claim_allocations(self, ctxt, consumer_uuid, allocation_request,
                           project_id=None, user_id=None):
@@ -211,7 +212,7 @@ class SchedulerEndpoint:
         return self.manager.claim_allocations(
             consumer_uuid, request, project_id=project_id, user_id=user_id)
 
-    @messaging.expected_exceptions(*_CALL_ERRORS)
+    @rpc.expected_exceptions(*_CALL_ERRORS)
     def move_claim(self, ctxt, request_spec, instance_uuid, migration_uuid,
                    return_alternates=True):
         spec = _expect(request_spec, request_spec_obj.RequestSpec,
@@ -223,12 +224,12 @@ class SchedulerEndpoint:
             spec, instance_uuid, migration_uuid,
             return_alternates=bool(return_alternates))
 
-    @messaging.expected_exceptions(*_CALL_ERRORS)
+    @rpc.expected_exceptions(*_CALL_ERRORS)
     def confirm_move(self, ctxt, migration_uuid):
         _expect_uuids([migration_uuid], "migration_uuid")
         return self.manager.confirm_move(migration_uuid)
 
-    @messaging.expected_exceptions(*_CALL_ERRORS)
+    @rpc.expected_exceptions(*_CALL_ERRORS)
     def revert_move(self, ctxt, instance_uuid, migration_uuid):
         _expect_uuids([instance_uuid, migration_uuid],
                       "instance_uuid/migration_uuid")
@@ -250,7 +251,7 @@ class StatsEndpoint:
     def __init__(self, manager):
         self.manager = manager
 
-    @messaging.expected_exceptions(exception.InvalidRequest)
+    @rpc.expected_exceptions(exception.InvalidRequest)
     def update_resource_stats(self, ctxt, compute_node):
         self.manager.update_resource_stats(
             _expect(compute_node, compute_node_obj.ComputeNode,

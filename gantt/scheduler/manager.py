@@ -217,6 +217,13 @@ class SchedulerManager:
             saved = db_providers.save_report(self.db, node,
                                              timeutils.utcnow(), force=force)
         except db_exc.DBConnectionError as exc:
+            if self.db.answers():
+                # the database is there: it dropped the connection over
+                # this report, which must then not be cached either (the
+                # cache never holds what the database refused)
+                raise exception.InvalidRequest(
+                    reason="the database refused the report of %s: %s"
+                           % (node.host, str(exc)[:200])) from None
             LOG.warning("Report of %s not stored, the database is "
                         "unreachable (%s); cached only", node.host, exc)
             return None

@@ -4,6 +4,7 @@
 
     take/offer(primitive)
         ─▶ peek (uuid, report_sequence) ─▶ not newer than held? dropped
+        ─▶ the wire's checks (gantt.rpcapi.validate) on the primitive
         ─▶ HostReport straight from the primitive, validated
            (bad: rejected, counted; a pending good report stays)
         ─▶ pending[uuid]  (a newer report replaces an unapplied one)
@@ -51,14 +52,17 @@ Every report is counted once: ``reports_applied``, ``reports_stale`` or
 """
 
 import logging
+import sys
 import threading
 
 from oslo_utils import uuidutils
 from oslo_versionedobjects import exception as ovo_exc
 
 from gantt import exception
+from gantt import rejections
 from gantt.objects import base as objects_base
 from gantt.objects import compute_node as cn_obj
+from gantt.rpcapi import validate
 from gantt.scheduler import host_cache
 from gantt.scheduler import report_rules
 from gantt.scheduler import request as request_mod
@@ -122,6 +126,9 @@ def peek(primitive):
     except (KeyError, TypeError, IndexError):
         return None
     if type(uuid) is not str or type(sequence) is not int:
+        return None
+    if not validate.INT64_MIN <= sequence <= validate.INT64_MAX:
+        # the cache holds int64 sequences: let the checks refuse it
         return None
     return uuid, sequence
 
@@ -396,8 +403,10 @@ class StatsIntake:
         configuration and full report path)
     """
 
-    def __init__(self, manager):
+    def __init__(self, manager, rejection_log=None):
         self.manager = manager
+        self._limits = validate.Limits.from_conf(manager.conf)
+        self._log = rejection_log or rejections.default(__name__)
         self._cache = manager.cache
         self._counters = manager.counters
         self._lock = threading.Lock()
@@ -432,7 +441,7 @@ class StatsIntake:
         except exception.InvalidRequest as exc:
             self._reject(exc)
         except Exception:
-            LOG.exception("Could not take a %s cast", METHOD)
+            self._log.failed(METHOD, sys.exc_info())
             self._counters.add("messages_rejected")
         else:
             return True
@@ -441,8 +450,11 @@ class StatsIntake:
     def _offer(self, primitive):
         key = peek(primitive)
         if key is not None and not self._is_newest(*key):
+            # changes nothing, whatever else it holds: not worth checking
             self._counters.add("reports_stale")
             return
+        validate.check_arguments(METHOD, {"compute_node": primitive},
+                                 self._limits)
         report, node = build_report(primitive, self._cache.now())
         entry = _Pending(report, node, primitive)
         with self._lock:
@@ -465,7 +477,7 @@ class StatsIntake:
         return row is None or sequence > table.report_sequence[row]
 
     def _reject(self, exc):
-        LOG.warning("Rejected %s message: %s", METHOD, exc)
+        self._log.rejected(METHOD, exc)
         self._counters.add("messages_rejected")
 
     # -- applying them -----------------------------------------------------

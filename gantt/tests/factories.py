@@ -1,10 +1,15 @@
 """Builders for the objects tests need: hosts, flavors, request specs."""
 
+import datetime
 import itertools
 import time
 import uuid
 
+from gantt.objects import base as objects_base
 from gantt.objects import compute_node
+from gantt.objects import numa
+from gantt.objects import pci
+from gantt.objects import provider
 from gantt.objects import request_spec
 
 _SEQUENCE = itertools.count(time.time_ns())
@@ -55,3 +60,52 @@ def request(flavor_obj=None, **fields):
 
 def uuids(count):
     return [str(uuid.uuid4()) for _ in range(count)]
+
+
+def primitive(obj):
+    """``obj`` as it travels on the wire (Gantt's serializer)."""
+    return objects_base.GanttObjectSerializer().serialize_entity(None, obj)
+
+
+def full_compute_node_obj(name, **fields):
+    """A report with every optional part set: NUMA, PCI, a child provider,
+    instances, metrics and a time."""
+    child = provider.ResourceProvider(
+        uuid=host_uuid(name + "/pf0"), name=name + "_pf0",
+        parent_provider_uuid=host_uuid(name), traits=["CUSTOM_PHYSNET_A"],
+        inventories=[compute_node.Inventory(resource_class="SRIOV_NET_VF",
+                                            total=8)])
+    cell = numa.NUMACell(id=0, cpuset=[0, 1], pcpuset=[2, 3],
+                         memory_mb=4096, siblings=[[0, 2], [1, 3]],
+                         mempages=[numa.NUMAPagePool(size_kb=4, total=1024)])
+    pool = pci.PciDevicePool(vendor_id="8086", product_id="154d",
+                             numa_node=0, count=2,
+                             tags={"dev_type": "type-PF"})
+    values = dict(child_providers=[child], numa_cells=[cell],
+                  pci_pools=[pool], instance_uuids=[str(uuid.uuid4())],
+                  metrics={"cpu.percent": 12.5}, stats={"failed_builds": "0"},
+                  updated_at=datetime.datetime(2026, 1, 2, 3, 4, 5,
+                                               tzinfo=datetime.timezone.utc))
+    values.update(fields)
+    return compute_node_obj(name, **values)
+
+
+def full_request(**fields):
+    """A RequestSpec with every part set."""
+    values = dict(
+        instance_uuid=str(uuid.uuid4()), project_id="p", user_id="u",
+        image=request_spec.ImageMeta(id="img", properties={"os": "linux"}),
+        request_groups=[request_spec.RequestGroup(
+            suffix="1", resources={"VCPU": 1},
+            required_traits=["HW_CPU_X86_AVX"],
+            any_traits=[["CUSTOM_A", "CUSTOM_B"]])],
+        group_policy="isolate", availability_zone="az1",
+        instance_group=request_spec.InstanceGroup(
+            uuid=str(uuid.uuid4()), policy="anti-affinity",
+            members=[str(uuid.uuid4())], rules={"max_server_per_host": "2"}),
+        scheduler_hints={"different_host": [str(uuid.uuid4())]},
+        requested_destination=request_spec.Destination(cell_uuid=str(
+            uuid.uuid4())),
+        same_subtree=[["1"]], root_required=["COMPUTE_STATUS_ENABLED"])
+    values.update(fields)
+    return request(**values)

@@ -67,6 +67,8 @@ def test_casts_are_taken_inline_and_the_rest_goes_to_the_pool(server):
         _Incoming(orig_msg_id="abc"),                    # a call
         _Incoming(version="2.0"),                        # another major
         _Incoming(version="1.4"),                        # a newer minor
+        _Incoming(version="1.x"),                        # no version
+        _Incoming(method=["update_resource_stats"]),     # no method
         _Incoming(args={"compute_node": {}, "x": 1}),    # extra argument
         _Incoming(args={}),                              # missing one
         _Incoming(namespace="other"),

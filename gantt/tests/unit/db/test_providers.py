@@ -3,6 +3,7 @@
 import pytest
 import sqlalchemy as sa
 
+from gantt import exception
 from gantt.db import allocations
 from gantt.db import models
 from gantt.db import providers
@@ -125,3 +126,18 @@ def test_load_hosts_and_usages(sqlite_db):
         H1: (host.generation, {"VCPU": 2, "DISK_GB": 10})}
     assert providers.usages_by_uuid(
         sqlite_db, [factories.host_uuid("other")]) == {}
+
+
+@pytest.mark.parametrize("fields,what", [
+    ({"stats": {"blob": "x" * providers.TEXT_MAX}},
+     "capabilities, stats, metrics, NUMA cells and PCI pools take"),
+    ({"instance_uuids": factories.uuids(2000)}, "instance_uuids take"),
+])
+def test_detail_longer_than_a_text_column_is_refused_and_not_stored(
+        sqlite_db, fields, what):
+    # MariaDB would refuse the statement (an internal error); PostgreSQL
+    # and SQLite would take it: the rule is the same on all three
+    with pytest.raises(exception.InvalidRequest) as info:
+        _save(sqlite_db, sequence=1, **fields)
+    assert what in str(info.value)
+    assert providers.load_hosts(sqlite_db) == []

@@ -276,6 +276,19 @@ def test_a_bad_report_is_counted_and_keeps_the_pending_good_one(
             "MEMORY_MB: reserved") in caplog.text
 
 
+@pytest.mark.parametrize("sequence", [2 ** 63, 2 ** 64, -2 ** 63 - 1])
+def test_a_sequence_beyond_64_bits_is_refused_not_compared(
+        manager, intake, caplog, sequence):
+    intake.take(_wire(_node(sequence=10)))
+    intake.flush()
+    intake.take(_wire(_node(sequence=sequence)))
+    intake.flush()
+    assert _cached_sequence(manager, "host1") == 10
+    assert _stats(manager) == (1, 0, 1)
+    assert "report_sequence must be between" in caplog.text
+    assert "Traceback" not in caplog.text
+
+
 @pytest.mark.parametrize("junk", [None, "x", 7, [], {"uuid": "nope"},
                                   {"gantt_object.name": "ComputeNode"}])
 def test_junk_never_raises_and_is_counted(manager, intake, junk):
