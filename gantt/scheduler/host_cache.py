@@ -411,6 +411,9 @@ class HostStateCache:
         self.table = HostTable.empty()
         # standalone provider uuid -> the report sequence held
         self._standalone = {}
+        # during a usage sync: providers whose usage changed since the
+        # database was read (see begin_usage_sync)
+        self._moved_since_read = None
 
     def __len__(self):
         return self.table.n
@@ -671,23 +674,36 @@ class HostStateCache:
         :returns: True if this was news (the cache changed)
         """
         with self._lock:
-            table = self.table
-            node = table.providers.get(provider_uuid)
-            if node is not None:
-                return self._apply_tree_usage(table, node, generation,
-                                              usages)
-            row = table.row_by_uuid.get(provider_uuid)
-            if row is None or table.generation[row] >= generation:
+            news = self._apply_usage(provider_uuid, generation, usages)
+            if news and self._moved_since_read is not None:
+                self._moved_since_read.add(provider_uuid)
+            return news
+
+    def _apply_usage(self, provider_uuid, generation, usages, force=False):
+        table = self.table
+        node = table.providers.get(provider_uuid)
+        if node is not None:
+            return self._apply_tree_usage(table, node, generation, usages,
+                                          force)
+        row = table.row_by_uuid.get(provider_uuid)
+        if row is None:
+            return False
+        if force:
+            if table.generation[row] == generation and (
+                    provider_tree.same_usage(_row_usage(table, row),
+                                              _known(table, usages))):
                 return False
-            table.generation[row] = generation
-            _write_usage(table, row, usages)
-            return True
+        elif table.generation[row] >= generation:
+            return False
+        table.generation[row] = generation
+        _write_usage(table, row, usages)
+        return True
 
     @staticmethod
-    def _apply_tree_usage(table, node, generation, usages):
+    def _apply_tree_usage(table, node, generation, usages, force=False):
         """A provider of a tree, or a standalone one, changed usage."""
         index = table.providers
-        if not index.apply_usage(node.uuid, generation, usages):
+        if not index.apply_usage(node.uuid, generation, usages, force):
             return False
         row = table.row_by_uuid.get(node.root_uuid)
         if row is not None:
@@ -695,6 +711,57 @@ class HostStateCache:
                 table.generation[row] = generation
             _write_tree_usage(table, row, index.tree(node.root_uuid))
         return True
+
+    # -- usage sync: the database overrides what peers said ---------------
+
+    def begin_usage_sync(self):
+        """Call before reading usage from the database for
+        :meth:`finish_usage_sync`: usage news from now on may be newer
+        than what the read returns."""
+        with self._lock:
+            self._moved_since_read = set()
+
+    def finish_usage_sync(self, stored):
+        """Make the database's usage the cache's (a usage sync).
+
+        A provider whose usage changed since :meth:`begin_usage_sync`
+        (a claim or peer cast the read may predate) takes the stored
+        state only if it is newer, as :meth:`apply_usage`. Every other
+        provider takes exactly the stored generation and usage, whatever
+        generation it held: a legitimate change is committed before any
+        cache hears of it, so a cached state the database does not hold
+        came from a forged or corrupted peer cast, and must not outlive
+        the sync.
+
+        :param stored: ``{provider uuid: (generation, {class: used})}``
+            as read after :meth:`begin_usage_sync`
+        :returns: the uuids whose cached state contradicted the database
+            (a generation at or above the stored one with other usage)
+        """
+        contradicted = []
+        try:
+            for uuid, (generation, usage) in stored.items():
+                with self._lock:
+                    if uuid in self._moved_since_read:
+                        self._apply_usage(uuid, generation, usage)
+                    elif (self._held_generation(uuid) >= generation
+                          and self._apply_usage(uuid, generation, usage,
+                                                force=True)):
+                        contradicted.append(uuid)
+                    else:
+                        self._apply_usage(uuid, generation, usage)
+        finally:
+            with self._lock:
+                self._moved_since_read = None
+        return contradicted
+
+    def _held_generation(self, uuid):
+        table = self.table
+        node = table.providers.get(uuid)
+        if node is not None:
+            return node.generation
+        row = table.row_by_uuid.get(uuid)
+        return -1 if row is None else int(table.generation[row])
 
     # -- standalone providers ----------------------------------------------
 
@@ -800,6 +867,12 @@ def _row_usage(table, row):
     names = table.resource_classes.names
     return {names[c]: int(table.used[row, c])
             for c in np.flatnonzero(table.used[row, :len(names)])}
+
+
+def _known(table, usages):
+    """``usages`` but the classes the table has no column for."""
+    return {rc: a for rc, a in usages.items()
+            if table.resource_classes.get(rc) is not None}
 
 
 def _write_usage(table, row, usages):

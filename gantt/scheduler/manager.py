@@ -291,10 +291,27 @@ class SchedulerManager:
                 self.counters.peer_lag(now - changed_at)
 
     def sync_usage(self):
-        """Re-read every provider's usage and generation from the database."""
-        for uuid, (generation, usage) in db_providers.usages_by_uuid(
-                self.db).items():
-            self.cache.apply_usage(uuid, generation, usage)
+        """Re-read every provider's usage and generation from the database,
+        which overrides whatever peers' casts said (see
+        ``HostStateCache.finish_usage_sync``).
+
+        :returns: how many providers' cached state contradicted the
+            database
+        """
+        self.cache.begin_usage_sync()
+        stored = {}
+        try:
+            stored = db_providers.usages_by_uuid(self.db)
+        finally:
+            # ends the sync even when the read failed
+            contradicted = self.cache.finish_usage_sync(stored)
+        if contradicted:
+            LOG.warning("Usage sync: %d provider(s) held a usage the "
+                        "database does not (a forged or corrupt "
+                        "provider_usage_changed cast?), now the database's: "
+                        "%s", len(contradicted),
+                        ", ".join(sorted(contradicted)[:10]))
+        return len(contradicted)
 
     # -- scheduling -------------------------------------------------------
 
