@@ -41,6 +41,21 @@ class InvalidRequest(GanttException):
     code = "gantt.invalid_request"
 
 
+class HostNameTaken(InvalidRequest):
+    """A report names a host that another compute node provider holds:
+    one host name is one provider (see doc/source/admin/operating.rst for
+    re-deploying a host under a new uuid)."""
+
+    msg_fmt = ("Host %(host)s is compute node %(holder)s; a report of "
+               "provider %(uuid)s under that name is refused")
+    code = "gantt.host_name_taken"
+
+
+class HostNotFound(GanttException):
+    msg_fmt = "No compute node reports as host %(host)s"
+    code = "gantt.host_not_found"
+
+
 class MaxRetriesExceeded(GanttException):
     msg_fmt = ("Exhausted all hosts available for retrying build failures "
                "for instance %(instance_uuid)s: %(reason)s")

@@ -30,6 +30,7 @@ from gantt.scheduler import columns as columns_mod
 from gantt.scheduler import numa as numa_mod
 from gantt.scheduler import pci as pci_mod
 from gantt.scheduler import provider_tree
+from gantt.scheduler import report_rules
 
 _INITIAL_ROWS = 64
 _INITIAL_COLS = 8
@@ -301,6 +302,8 @@ class HostReport:
     instance_uuids: frozenset | None = None
     # the rest of the provider tree (provider_tree.Provider), parents first
     children: tuple = ()
+    # the agent's boot (None: it does not say); see report_rules.supersedes
+    boot_id: str | None = None
 
     @classmethod
     def from_compute_node(cls, node, received_at):
@@ -329,7 +332,8 @@ class HostReport:
                     inventories=_inventory_tuples(child.inventories),
                     traits=frozenset(child.traits),
                     aggregates=frozenset(child.aggregates))
-                for child in node.child_providers))
+                for child in node.child_providers),
+            boot_id=node.boot_id)
 
     def root_provider(self, generation=-1, usage=None):
         """The compute node itself as a provider of its tree."""
@@ -414,6 +418,8 @@ class HostStateCache:
         # during a usage sync: providers whose usage changed since the
         # database was read (see begin_usage_sync)
         self._moved_since_read = None
+        # host uuid -> the boot id of the report held (absent: None)
+        self._boot_ids = {}
 
     def __len__(self):
         return self.table.n
@@ -431,7 +437,69 @@ class HostStateCache:
         row = table.row_by_uuid.get(report.uuid)
         return (row is None
                 or table.fingerprints[row] != report.fingerprint()
-                or report.received_at - table.persisted_at[row] >= interval)
+                or report.received_at - table.persisted_at[row] >= interval
+                or report.boot_id != self._boot_ids.get(report.uuid))
+
+    def supersedes(self, uuid, sequence, boot_id):
+        """Whether a report of host ``uuid`` replaces the one held (see
+        ``report_rules.supersedes``); True for a host not held."""
+        table = self.table
+        row = table.row_by_uuid.get(uuid)
+        return row is None or report_rules.supersedes(
+            sequence, boot_id, int(table.report_sequence[row]),
+            self._boot_ids.get(uuid))
+
+    def _supersedes(self, table, row, report):
+        return report_rules.supersedes(
+            report.report_sequence, report.boot_id,
+            int(table.report_sequence[row]), self._boot_ids.get(report.uuid))
+
+    def _hold_boot(self, report):
+        if report.boot_id is None:
+            self._boot_ids.pop(report.uuid, None)
+        else:
+            self._boot_ids[report.uuid] = report.boot_id
+
+    def load_boot_ids(self, boot_ids):
+        """The stored boot ids of the hosts (after :meth:`load`); a host
+        whose report was cast meanwhile keeps that report's."""
+        with self._lock:
+            for uuid, boot_id in boot_ids.items():
+                self._boot_ids.setdefault(uuid, boot_id)
+
+    def host_holder(self, host, uuid):
+        """The uuid of a compute node other than ``uuid`` that the cache
+        holds as ``host``, or None."""
+        table = self.table
+        for row in table.rows_by_host.get(host, ()):
+            if table.uuids[row] != uuid:
+                return table.uuids[row]
+        return None
+
+    def retire_host_rows(self, host, uuid):
+        """Compute node ``uuid`` now holds ``host`` (the database let it
+        in, the former one was deleted): the rows of others under that
+        name are disabled and no longer found by the name. They stay
+        until the worker restarts, never placeable."""
+        with self._lock:
+            table = self.table
+            rows = table.rows_by_host.get(host, [])
+            for row in [r for r in rows if table.uuids[r] != uuid]:
+                rows.remove(row)
+                table.disabled[row] = True
+                table.has_inventory[row] = False
+
+    def reset_sequence(self, uuid):
+        """Take the next report of host ``uuid`` whatever its sequence and
+        boot (an operator's reset); False for a host not held."""
+        with self._lock:
+            table = self.table
+            row = table.row_by_uuid.get(uuid)
+            if row is None:
+                return False
+            table.report_sequence[row] = np.iinfo(np.int64).min
+            self._boot_ids.pop(uuid, None)
+            return True
 
     def apply_report(self, report, persisted=False):
         """Store a host report; False when it is not newer than the cache's.
@@ -442,9 +510,9 @@ class HostStateCache:
         with self._lock:
             table = self.table
             row = table.row_by_uuid.get(report.uuid)
-            if row is not None and (
-                    table.report_sequence[row] >= report.report_sequence):
+            if row is not None and not self._supersedes(table, row, report):
                 return False
+            self._hold_boot(report)
             table = self._make_room(table, report, row is None)
             if row is None:
                 # NOTE: write the row before publishing it (uuid map, n), so
@@ -487,8 +555,9 @@ class HostStateCache:
             # cleared whenever the row holds anything else (apply_report)
             if row is None or table.fingerprints[row] != report.fingerprint():
                 return None
-            if table.report_sequence[row] >= report.report_sequence:
+            if not self._supersedes(table, row, report):
                 return False
+            self._hold_boot(report)
             table.last_seen[row] = report.received_at
             table.report_sequence[row] = report.report_sequence
             table.updated_at[row] = report.updated_at
