@@ -924,7 +924,9 @@ class HostStateCache:
         rows = range(table.n)
         if hosts:
             wanted = set(hosts)
-            rows = [r for r in rows if table.hosts[r] in wanted
+            # by name: the rows the name finds (not retired ones)
+            named = {r for h in wanted for r in table.rows_by_host.get(h, ())}
+            rows = [r for r in rows if r in named
                     or table.uuids[r] in wanted]
         return [table.host_state(r, now, service_down_time) for r in rows]
 
