@@ -204,7 +204,7 @@ def test_resetting_an_unknown_host_says_so(manager):
         manager.reset_report_sequence("nowhere")
 
 
-# -- one host name, one compute node -------------------------------------------
+# -- one host name, one compute node -----------------------------------------
 
 
 def _impostor(name="h1", **fields):
