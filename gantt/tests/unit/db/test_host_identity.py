@@ -61,12 +61,23 @@ def test_a_second_provider_under_a_stored_host_name_is_refused(any_db):
     assert _stored(any_db) == [("h1", 1, None), ("h2", 1, None)]
 
 
-def test_of_two_racing_providers_one_gets_the_name(server_db):
+def test_of_two_racing_providers_one_gets_the_name(server_db, monkeypatch):
+    """Both find the name free, then both insert: the unique key lets one
+    in; the other, checking again, is refused."""
     barrier = threading.Barrier(2)
     outcomes = []
+    check = providers._check_host_name
+    first_check = threading.local()
+
+    def check_then_meet(conn, node):
+        check(conn, node)
+        if not getattr(first_check, "done", False):
+            first_check.done = True
+            barrier.wait(timeout=10)
+
+    monkeypatch.setattr(providers, "_check_host_name", check_then_meet)
 
     def report(name):
-        barrier.wait()
         try:
             providers.save_report(server_db, _node(uuid_of=name))
             outcomes.append(name)
