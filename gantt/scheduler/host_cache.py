@@ -415,9 +415,11 @@ class HostStateCache:
         self.table = HostTable.empty()
         # standalone provider uuid -> the report sequence held
         self._standalone = {}
-        # during a usage sync: providers whose usage changed since the
-        # database was read (see begin_usage_sync)
-        self._moved_since_read = None
+        # providers whose usage changed since the last usage sync began,
+        # and during a sync those that had changed before it began (see
+        # begin_usage_sync): only they can hold what the database does not
+        self._moved = set()
+        self._suspects = set()
         # host uuid -> the boot id of the report held (absent: None)
         self._boot_ids = {}
 
@@ -744,8 +746,8 @@ class HostStateCache:
         """
         with self._lock:
             news = self._apply_usage(provider_uuid, generation, usages)
-            if news and self._moved_since_read is not None:
-                self._moved_since_read.add(provider_uuid)
+            if news:
+                self._moved.add(provider_uuid)
             return news
 
     def _apply_usage(self, provider_uuid, generation, usages, force=False):
@@ -788,7 +790,9 @@ class HostStateCache:
         :meth:`finish_usage_sync`: usage news from now on may be newer
         than what the read returns."""
         with self._lock:
-            self._moved_since_read = set()
+            # a sync whose read failed left its suspects: they stay
+            self._suspects |= self._moved
+            self._moved = set()
 
     def finish_usage_sync(self, stored):
         """Make the database's usage the cache's (a usage sync).
@@ -800,7 +804,9 @@ class HostStateCache:
         generation it held: a legitimate change is committed before any
         cache hears of it, so a cached state the database does not hold
         came from a forged or corrupted peer cast, and must not outlive
-        the sync.
+        the sync. Only a provider whose usage changed between the
+        previous sync and this one can hold such a state (the others hold
+        what the previous sync read), so only those are compared.
 
         :param stored: ``{provider uuid: (generation, {class: used})}``
             as read after :meth:`begin_usage_sync`
@@ -808,20 +814,17 @@ class HostStateCache:
             (a generation at or above the stored one with other usage)
         """
         contradicted = []
-        try:
-            for uuid, (generation, usage) in stored.items():
-                with self._lock:
-                    if uuid in self._moved_since_read:
-                        self._apply_usage(uuid, generation, usage)
-                    elif (self._held_generation(uuid) >= generation
-                          and self._apply_usage(uuid, generation, usage,
-                                                force=True)):
-                        contradicted.append(uuid)
-                    else:
-                        self._apply_usage(uuid, generation, usage)
-        finally:
+        for uuid, (generation, usage) in stored.items():
             with self._lock:
-                self._moved_since_read = None
+                if (uuid in self._suspects and uuid not in self._moved
+                        and self._held_generation(uuid) >= generation):
+                    if self._apply_usage(uuid, generation, usage,
+                                         force=True):
+                        contradicted.append(uuid)
+                else:
+                    self._apply_usage(uuid, generation, usage)
+        with self._lock:
+            self._suspects = set()
         return contradicted
 
     def _held_generation(self, uuid):

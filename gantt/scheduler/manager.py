@@ -332,12 +332,8 @@ class SchedulerManager:
             database
         """
         self.cache.begin_usage_sync()
-        stored = {}
-        try:
-            stored = db_providers.usages_by_uuid(self.db)
-        finally:
-            # ends the sync even when the read failed
-            contradicted = self.cache.finish_usage_sync(stored)
+        contradicted = self.cache.finish_usage_sync(
+            db_providers.usages_by_uuid(self.db))
         if contradicted:
             LOG.warning("Usage sync: %d provider(s) held a usage the "
                         "database does not (a forged or corrupt "

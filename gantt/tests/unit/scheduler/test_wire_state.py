@@ -99,6 +99,22 @@ def test_news_that_arrives_during_the_read_is_not_undone(manager):
     assert _cache_used(manager, "h1") == {}
 
 
+def test_a_sync_whose_read_failed_leaves_the_suspects_to_the_next(
+        manager, monkeypatch):
+    manager.update_resource_stats(factories.compute_node_obj("h1"))
+    _forge_usage(manager, "h1", 2 ** 62, {"VCPU": 16})
+
+    def unreachable(*args, **kwargs):
+        raise db_exc.DBConnectionError("down")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(db_providers, "usages_by_uuid", unreachable)
+        with pytest.raises(db_exc.DBConnectionError):
+            manager.sync_usage()
+    assert manager.sync_usage() == 1
+    assert _cache_used(manager, "h1") == {}
+
+
 # -- a new boot id starts a new sequence -------------------------------------
 
 BOOT_A = "0a0a0a0a-0000-4000-8000-00000000000a"
