@@ -100,6 +100,9 @@ def test_the_operator_reset_lets_any_next_report_in(any_db):
     providers.save_report(any_db, _node(sequence=FORGED, boot_id=BOOT_A))
     assert hosts.reset_sequence(any_db, "h1") == factories.host_uuid("h1")
     assert _stored(any_db) == [("h1", hosts.RESET_SEQUENCE, None)]
+    # a worker starting now loads it as it is
+    [loaded] = providers.load_hosts(any_db)
+    assert loaded.report["report_sequence"] == hosts.RESET_SEQUENCE
     assert providers.save_report(any_db, _node(sequence=0)).applied
     with pytest.raises(exception.HostNotFound):
         hosts.reset_sequence(any_db, "h9")

@@ -285,3 +285,13 @@ def test_refusals_are_logged_at_a_bounded_rate(caplog):
     assert counters.values["messages_rejected"] == 101
     assert [r.getMessage()[:20] for r in caplog.records] == [
         "Refused 1 report(s):", "Refused 100 report(s"]
+
+
+def test_a_worker_started_after_a_reset_takes_the_next_report(conf, manager):
+    manager.update_resource_stats(factories.compute_node_obj(
+        "h1", sequence=FORGED))
+    manager.reset_report_sequence("h1")
+    fresh = manager_mod.SchedulerManager(conf, manager.db)
+    fresh.load_cache()
+    assert fresh.update_resource_stats(factories.compute_node_obj(
+        "h1", sequence=0))
