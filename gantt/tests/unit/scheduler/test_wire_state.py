@@ -146,6 +146,17 @@ def test_a_boot_id_that_is_not_a_uuid_is_refused(manager, boot):
     assert manager.get_host_states() == []
 
 
+@pytest.mark.parametrize("boot", ["not-a-uuid", "urn:uuid:" + BOOT_A])
+def test_the_intake_refuses_a_boot_id_that_is_not_a_uuid(manager, boot):
+    intake = stats_intake.StatsIntake(manager)
+    primitive = _wire(factories.compute_node_obj("h1", boot_id=BOOT_A))
+    primitive["gantt_object.data"]["boot_id"] = boot
+    intake.take(primitive)
+    intake.flush()
+    assert manager.counters.values["messages_rejected"] == 1
+    assert manager.get_host_states() == []
+
+
 def _wire(node):
     return json.loads(json.dumps(node.obj_to_primitive()))
 
