@@ -7,6 +7,8 @@ intake's fast path applies the very same rules to a report's primitive
 (see ``stats_intake``), using :data:`MAX_LENGTH` from here.
 """
 
+import re
+
 from oslo_utils import uuidutils
 
 from gantt import exception
@@ -14,6 +16,8 @@ from gantt.scheduler import request as request_mod
 
 #: longest value the database stores for each string field of a report
 MAX_LENGTH = {"host": 255, "nodename": 200, "availability_zone": 255}
+_CANONICAL_UUID = re.compile(
+    r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\Z")
 
 
 def supersedes(sequence, boot_id, held_sequence, held_boot_id):
@@ -61,8 +65,12 @@ def _validate_identity(node):
 
 
 def validate_boot_id(boot_id):
-    """A report's ``boot_id``: None or a uuid."""
-    if boot_id is not None and not (
+    """A report's ``boot_id``: None or a uuid (the canonical form is
+    recognised first: oslo's check costs 5 us, on every report)."""
+    if boot_id is None or (type(boot_id) is str
+                           and _CANONICAL_UUID.match(boot_id)):
+        return
+    if not (
             type(boot_id) is str and len(boot_id) <= 36
             and uuidutils.is_uuid_like(boot_id)):
         raise exception.InvalidRequest(
