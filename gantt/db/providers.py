@@ -7,8 +7,9 @@ shared storage pool, for example) is its own root, reported on its own
 (``save_provider``) and marked by a ``provider_reports`` row instead of a
 ``host_reports`` one.
 
-Locking: a report is stored in two transactions. The first only looks the
-root up (and inserts a new tree whole). The second starts with writes and
+Locking: a report is stored in two transactions. The first only reads:
+whether another compute node holds the host name (refused), and the root
+(and it inserts a new tree whole). The second starts with writes and
 locks: the sequence guard's UPDATE, then ``SELECT … FOR UPDATE`` of every
 provider row of the tree, and only then reads inventories and usage. A
 claim compares-and-swaps a provider's generation before it writes
