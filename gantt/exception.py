@@ -41,10 +41,20 @@ class InvalidRequest(GanttException):
     code = "gantt.invalid_request"
 
 
+class HostNameTaken(InvalidRequest):
+    """A report names a host that another compute node provider holds:
+    one host name is one provider (see doc/source/admin/operating.rst for
+    re-deploying a host under a new uuid)."""
+
+    msg_fmt = ("Host %(host)s is compute node %(holder)s; a report of "
+               "provider %(uuid)s under that name is refused")
+    code = "gantt.host_name_taken"
+
+
 class HostNotFound(InvalidRequest):
-    """An aggregate names hosts the scheduler has never heard of (a typo,
-    or a host whose agent has not reported yet); nothing was stored. A
-    subclass of InvalidRequest: callers that catch that catch this too."""
+    """A call names hosts the scheduler has never heard of (a typo, or a
+    host whose agent has not reported yet); nothing was stored. A subclass
+    of InvalidRequest: callers that catch that catch this too."""
 
     msg_fmt = ("Unknown host(s) %(hosts)s: no compute host of that name has "
                "reported to the scheduler")

@@ -3,12 +3,16 @@
 import sys
 
 from oslo_config import cfg
+import oslo_messaging as messaging
 
 from gantt import exception
+from gantt import rpc
 from gantt.cmd import common
 from gantt.db import api as db_api
 from gantt.db import audit
+from gantt.db import hosts as db_hosts
 from gantt.db import migration
+from gantt.rpcapi import client as rpc_client
 
 
 def _db_sync(conf):
@@ -49,6 +53,53 @@ def _allocations_audit(conf):
     return 0
 
 
+def _host_reset_sequence(conf):
+    """Through a worker: the database, then every worker's cache."""
+    transport = rpc.get_transport(conf)
+    try:
+        client = rpc_client.SchedulerClient.from_conf(conf, transport,
+                                                      timeout=30)
+        uuid = client.reset_report_sequence(None, conf.category.host)
+    except (exception.GanttException, messaging.MessagingException) as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    finally:
+        transport.cleanup()
+    print("Host %s (%s): its next report is taken whatever its sequence."
+          % (conf.category.host, uuid))
+    return 0
+
+
+def _host_delete(conf):
+    db = db_api.Database.from_conf(conf)
+    try:
+        uuid = db_hosts.delete_host(db, conf.category.host)
+    except exception.GanttException as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print("Deleted compute node %s (%s); a provider may now report as %s."
+          % (uuid, conf.category.host, conf.category.host))
+    return 0
+
+
+def _add_host_commands(subparsers):
+    host = subparsers.add_parser("host", help="a compute node's identity")
+    host_sub = host.add_subparsers(dest="action")
+    host_sub.required = True
+    reset = host_sub.add_parser(
+        "reset-sequence", help="take the host's next report whatever its "
+                               "report_sequence (an agent locked out by a "
+                               "report of a far higher sequence)")
+    reset.add_argument("host")
+    reset.set_defaults(func=_host_reset_sequence)
+    delete = host_sub.add_parser(
+        "delete", help="delete a compute node no longer in service (none "
+                       "of its providers may hold allocations), so that a "
+                       "re-installed host may report under its name")
+    delete.add_argument("host")
+    delete.set_defaults(func=_host_delete)
+
+
 def _add_commands(subparsers):
     db = subparsers.add_parser("db", help="database schema")
     db_sub = db.add_subparsers(dest="action")
@@ -70,6 +121,7 @@ def _add_commands(subparsers):
     audit_cmd.add_argument("--delete", action="store_true",
                            help="release the orphans found")
     audit_cmd.set_defaults(func=_allocations_audit)
+    _add_host_commands(subparsers)
 
 
 def main(argv=None):

@@ -79,8 +79,9 @@ Related options:
     cfg.IntOpt("usage_sync_interval", default=60, min=0,
                help="""
 Seconds between full re-reads of provider usage and generations from the
-database into the worker's cache. Peer workers also broadcast their claims,
-so this only bounds staleness when a broadcast is lost. 0 disables it.
+database into the worker's cache. Peer workers also broadcast their claims;
+this bounds staleness when a broadcast is lost, and how long a forged or
+corrupt broadcast can contradict the database. 0 disables it.
 """),
     cfg.BoolOpt("broadcast_claims", default=True,
                 help="""

@@ -110,7 +110,8 @@ class HostReport(Base):
 
     __tablename__ = "host_reports"
     __table_args__ = (
-        sa.Index("host_reports_host_idx", "host"),
+        # one host name, one compute node (see migration 0007)
+        sa.UniqueConstraint("host", name="uniq_host_reports0host"),
     )
 
     resource_provider_id = sa.Column(
@@ -131,6 +132,9 @@ class HostReport(Base):
     instance_uuids = sa.Column(sa.Text, nullable=True)
     agent_updated_at = sa.Column(sa.DateTime, nullable=True)
     received_at = sa.Column(sa.DateTime, nullable=False)
+    # the agent's boot the stored report is from (NULL: it does not say);
+    # a report of another boot is stored whatever its sequence
+    boot_id = sa.Column(sa.String(36), nullable=True)
 
 
 class ProviderReport(Base):

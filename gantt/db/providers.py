@@ -7,8 +7,9 @@ shared storage pool, for example) is its own root, reported on its own
 (``save_provider``) and marked by a ``provider_reports`` row instead of a
 ``host_reports`` one.
 
-Locking: a report is stored in two transactions. The first only looks the
-root up (and inserts a new tree whole). The second starts with writes and
+Locking: a report is stored in two transactions. The first only reads:
+whether another compute node holds the host name (refused), and the root
+(and it inserts a new tree whole). The second starts with writes and
 locks: the sequence guard's UPDATE, then ``SELECT … FOR UPDATE`` of every
 provider row of the tree, and only then reads inventories and usage. A
 claim compares-and-swaps a provider's generation before it writes
@@ -163,6 +164,7 @@ def _report_values(node, received_at):
         "instance_uuids": (None if node.instance_uuids is None
                            else json.dumps(sorted(node.instance_uuids))),
         "received_at": received_at,
+        "boot_id": node.boot_id,
     }
 
 
@@ -259,6 +261,7 @@ def save_report(db, node, received_at=None, force=False):
 
 def _save_tree(db, node, children, received_at, force):
     with db.begin() as conn:
+        _check_host_name(conn, node)
         row = _lookup(conn, node.uuid)
         if row is None:
             return _insert_tree(conn, node, children, received_at)
@@ -270,7 +273,7 @@ def _save_tree(db, node, children, received_at, force):
         won = conn.execute(
             REPORTS.update()
             .where(REPORTS.c.resource_provider_id == row.id)
-            .where(REPORTS.c.report_sequence < node.report_sequence)
+            .where(_supersedes_stored(node))
             .values(**_report_row(node, received_at))).rowcount
         writer = _TreeWriter(conn, row.id, node.uuid, received_at, force)
         if not won:
@@ -282,6 +285,29 @@ def _save_tree(db, node, children, received_at, force):
             writer.upsert(child, child.parent_provider_uuid, child.name)
         writer.remove_others()
         return writer.apply()
+
+
+def _supersedes_stored(node):
+    """``report_rules.supersedes`` of ``node`` over the stored report, as
+    the sequence guard's condition."""
+    newer = REPORTS.c.report_sequence < node.report_sequence
+    if node.boot_id is None:
+        return newer
+    return sa.or_(newer, REPORTS.c.boot_id.is_(None),
+                  REPORTS.c.boot_id != node.boot_id)
+
+
+def _check_host_name(conn, node):
+    """One host name, one compute node: HostNameTaken when another
+    provider reports as ``node.host`` (the unique key on the host name
+    stops a concurrent insert; save_report then comes here again)."""
+    holder = conn.execute(
+        sa.select(RP.c.uuid)
+        .join(REPORTS, REPORTS.c.resource_provider_id == RP.c.id)
+        .where(REPORTS.c.host == node.host)).scalar()
+    if holder is not None and holder != node.uuid:
+        raise exception.HostNameTaken(host=node.host, holder=holder,
+                                      uuid=node.uuid)
 
 
 def _lookup(conn, uuid):

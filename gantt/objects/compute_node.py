@@ -47,6 +47,8 @@ class ComputeNode(base.GanttObject):
     ``report_sequence`` that only grows (for example the agent's clock in
     nanoseconds): the scheduler drops a report whose sequence is not newer
     than the one it holds, so duplicated or reordered casts are harmless.
+    A report naming another ``boot_id`` than the one held starts a new
+    sequence (see ``report_rules.supersedes``).
     """
 
     # Version 1.0: Initial version
@@ -54,7 +56,8 @@ class ComputeNode(base.GanttObject):
     # Version 1.2: Added numa_cells and pci_pools
     # Version 1.3: Added child_providers
     # Version 1.4: NUMACell 1.1 (siblings) in numa_cells
-    VERSION = "1.4"
+    # Version 1.5: Added boot_id
+    VERSION = "1.5"
 
     fields = {
         "uuid": fields.UUIDField(),
@@ -85,6 +88,11 @@ class ComputeNode(base.GanttObject):
         # SR-IOV physical functions, GPUs…), parents before children
         "child_providers": fields.ListOfObjectsField("ResourceProvider",
                                                      default=[]),
+        # a uuid the agent draws once per start: a report of another boot
+        # than the one held is taken whatever its report_sequence, so a
+        # restarted agent (or one whose sequence a forged report pushed
+        # ahead) is never locked out. None: the agent does not say.
+        "boot_id": fields.UUIDField(nullable=True, default=None),
     }
 
     # which Inventory version each ComputeNode version embeds (for backports)
@@ -99,6 +107,8 @@ class ComputeNode(base.GanttObject):
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
         target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 5):
+            primitive.pop("boot_id", None)
         if target < (1, 3):
             primitive.pop("child_providers", None)
         if target < (1, 2):

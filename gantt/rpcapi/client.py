@@ -20,6 +20,8 @@ RPC API version history:
 * 1.5 - No method changed: get_statistics sent at 1.5 returns
   SchedulerStatistics 1.2, which names the RPC API version the answering
   worker serves.
+* 1.6 - Added reset_report_sequence (call) and report_sequence_reset
+  (fanout cast); ComputeNode 1.5 carries the agent's boot_id.
 
 Topics (not versions: the messages are unchanged): since 1.3,
 update_resource_stats goes to the stats topic (``[scheduler] stats_topic``,
@@ -280,6 +282,24 @@ class SchedulerClient:
         self._cast_to_all(
             self._prepare("providers_changed", "1.3", fanout=True),
             self._ctxt(ctxt), "providers_changed")
+
+    # -- 1.6: the operator's reset of a host's report sequence -----------
+
+    def reset_report_sequence(self, ctxt, host):
+        """Let the next report of ``host`` in whatever its sequence and
+        boot id: stored by one worker, then every worker's cache (fanout
+        ``report_sequence_reset``). For an agent locked out by a report of
+        a sequence it will not reach (a forged one, or a clock set far
+        ahead) that sends no boot id, or sends the same one.
+
+        :returns: the uuid of the host's compute node
+        :raises: HostNotFound, InvalidRequest
+        """
+        uuid = self._prepare("reset_report_sequence", "1.6").call(
+            self._ctxt(ctxt), "reset_report_sequence", host=host)
+        self._prepare("report_sequence_reset", "1.6", fanout=True).cast(
+            self._ctxt(ctxt), "report_sequence_reset", provider_uuid=uuid)
+        return uuid
 
     def get_allocation_candidates(self, ctxt, request_spec, limit=1000):
         """Placement's question: every way to allocate ``request_spec`` now

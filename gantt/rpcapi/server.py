@@ -190,6 +190,20 @@ class SchedulerEndpoint:
         except Exception as exc:
             LOG.warning("Could not reload the standalone providers: %s", exc)
 
+    # -- 1.6 --------------------------------------------------------------
+
+    @rpc.expected_exceptions(exception.InvalidRequest,
+                             exception.HostNotFound)
+    def reset_report_sequence(self, ctxt, host):
+        if not isinstance(host, str):
+            raise exception.InvalidRequest(reason="host must be a string")
+        return self.manager.reset_report_sequence(host)
+
+    def report_sequence_reset(self, ctxt, provider_uuid):
+        # a cast from the worker that reset a host's stored sequence
+        if isinstance(provider_uuid, str):
+            self.manager.cache.reset_sequence(provider_uuid)
+
     @rpc.expected_exceptions(*_CALL_ERRORS)
     def get_allocation_candidates(self, ctxt, request_spec, limit=1000):
         spec = _expect(request_spec, request_spec_obj.RequestSpec,

@@ -57,9 +57,13 @@ _V1_4 = dict(_V1_3, ComputeNode="1.4", NUMACell="1.1")
 # 1.5: statistics say which RPC API version the worker serves
 _V1_5 = dict(_V1_4, SchedulerStatistics="1.2")
 
+# 1.6: agents say which boot a report is from; the operator's
+# reset_report_sequence (call) and report_sequence_reset (fanout cast)
+_V1_6 = dict(_V1_5, ComputeNode="1.5")
+
 #: RPC API version -> {object name: version}, oldest first
 OBJECT_VERSIONS = {"1.0": _V1_0, "1.2": _V1_2, "1.3": _V1_3, "1.4": _V1_4,
-                   "1.5": _V1_5}
+                   "1.5": _V1_5, "1.6": _V1_6}
 
 
 def parse(version):

@@ -30,6 +30,7 @@ from gantt.scheduler import columns as columns_mod
 from gantt.scheduler import numa as numa_mod
 from gantt.scheduler import pci as pci_mod
 from gantt.scheduler import provider_tree
+from gantt.scheduler import report_rules
 
 _INITIAL_ROWS = 64
 _INITIAL_COLS = 8
@@ -301,6 +302,8 @@ class HostReport:
     instance_uuids: frozenset | None = None
     # the rest of the provider tree (provider_tree.Provider), parents first
     children: tuple = ()
+    # the agent's boot (None: it does not say); see report_rules.supersedes
+    boot_id: str | None = None
 
     @classmethod
     def from_compute_node(cls, node, received_at):
@@ -329,7 +332,8 @@ class HostReport:
                     inventories=_inventory_tuples(child.inventories),
                     traits=frozenset(child.traits),
                     aggregates=frozenset(child.aggregates))
-                for child in node.child_providers))
+                for child in node.child_providers),
+            boot_id=node.boot_id)
 
     def root_provider(self, generation=-1, usage=None):
         """The compute node itself as a provider of its tree."""
@@ -411,6 +415,13 @@ class HostStateCache:
         self.table = HostTable.empty()
         # standalone provider uuid -> the report sequence held
         self._standalone = {}
+        # providers whose usage changed since the last usage sync began,
+        # and during a sync those that had changed before it began (see
+        # begin_usage_sync): only they can hold what the database does not
+        self._moved = set()
+        self._suspects = set()
+        # host uuid -> the boot id of the report held (absent: None)
+        self._boot_ids = {}
 
     def __len__(self):
         return self.table.n
@@ -428,7 +439,69 @@ class HostStateCache:
         row = table.row_by_uuid.get(report.uuid)
         return (row is None
                 or table.fingerprints[row] != report.fingerprint()
-                or report.received_at - table.persisted_at[row] >= interval)
+                or report.received_at - table.persisted_at[row] >= interval
+                or report.boot_id != self._boot_ids.get(report.uuid))
+
+    def supersedes(self, uuid, sequence, boot_id):
+        """Whether a report of host ``uuid`` replaces the one held (see
+        ``report_rules.supersedes``); True for a host not held."""
+        table = self.table
+        row = table.row_by_uuid.get(uuid)
+        return row is None or report_rules.supersedes(
+            sequence, boot_id, int(table.report_sequence[row]),
+            self._boot_ids.get(uuid))
+
+    def _supersedes(self, table, row, report):
+        return report_rules.supersedes(
+            report.report_sequence, report.boot_id,
+            int(table.report_sequence[row]), self._boot_ids.get(report.uuid))
+
+    def _hold_boot(self, report):
+        if report.boot_id is None:
+            self._boot_ids.pop(report.uuid, None)
+        else:
+            self._boot_ids[report.uuid] = report.boot_id
+
+    def load_boot_ids(self, boot_ids):
+        """The stored boot ids of the hosts (after :meth:`load`); a host
+        whose report was cast meanwhile keeps that report's."""
+        with self._lock:
+            for uuid, boot_id in boot_ids.items():
+                self._boot_ids.setdefault(uuid, boot_id)
+
+    def host_holder(self, host, uuid):
+        """The uuid of a compute node other than ``uuid`` that the cache
+        holds as ``host``, or None."""
+        table = self.table
+        for row in table.rows_by_host.get(host, ()):
+            if table.uuids[row] != uuid:
+                return table.uuids[row]
+        return None
+
+    def retire_host_rows(self, host, uuid):
+        """Compute node ``uuid`` now holds ``host`` (the database let it
+        in, the former one was deleted): the rows of others under that
+        name are disabled and no longer found by the name. They stay
+        until the worker restarts, never placeable."""
+        with self._lock:
+            table = self.table
+            rows = table.rows_by_host.get(host, [])
+            for row in [r for r in rows if table.uuids[r] != uuid]:
+                rows.remove(row)
+                table.disabled[row] = True
+                table.has_inventory[row] = False
+
+    def reset_sequence(self, uuid):
+        """Take the next report of host ``uuid`` whatever its sequence and
+        boot (an operator's reset); False for a host not held."""
+        with self._lock:
+            table = self.table
+            row = table.row_by_uuid.get(uuid)
+            if row is None:
+                return False
+            table.report_sequence[row] = np.iinfo(np.int64).min
+            self._boot_ids.pop(uuid, None)
+            return True
 
     def apply_report(self, report, persisted=False):
         """Store a host report; False when it is not newer than the cache's.
@@ -439,9 +512,9 @@ class HostStateCache:
         with self._lock:
             table = self.table
             row = table.row_by_uuid.get(report.uuid)
-            if row is not None and (
-                    table.report_sequence[row] >= report.report_sequence):
+            if row is not None and not self._supersedes(table, row, report):
                 return False
+            self._hold_boot(report)
             table = self._make_room(table, report, row is None)
             if row is None:
                 # NOTE: write the row before publishing it (uuid map, n), so
@@ -484,8 +557,9 @@ class HostStateCache:
             # cleared whenever the row holds anything else (apply_report)
             if row is None or table.fingerprints[row] != report.fingerprint():
                 return None
-            if table.report_sequence[row] >= report.report_sequence:
+            if not self._supersedes(table, row, report):
                 return False
+            self._hold_boot(report)
             table.last_seen[row] = report.received_at
             table.report_sequence[row] = report.report_sequence
             table.updated_at[row] = report.updated_at
@@ -671,23 +745,36 @@ class HostStateCache:
         :returns: True if this was news (the cache changed)
         """
         with self._lock:
-            table = self.table
-            node = table.providers.get(provider_uuid)
-            if node is not None:
-                return self._apply_tree_usage(table, node, generation,
-                                              usages)
-            row = table.row_by_uuid.get(provider_uuid)
-            if row is None or table.generation[row] >= generation:
+            news = self._apply_usage(provider_uuid, generation, usages)
+            if news:
+                self._moved.add(provider_uuid)
+            return news
+
+    def _apply_usage(self, provider_uuid, generation, usages, force=False):
+        table = self.table
+        node = table.providers.get(provider_uuid)
+        if node is not None:
+            return self._apply_tree_usage(table, node, generation, usages,
+                                          force)
+        row = table.row_by_uuid.get(provider_uuid)
+        if row is None:
+            return False
+        if force:
+            if table.generation[row] == generation and (
+                    provider_tree.same_usage(_row_usage(table, row),
+                                              _known(table, usages))):
                 return False
-            table.generation[row] = generation
-            _write_usage(table, row, usages)
-            return True
+        elif table.generation[row] >= generation:
+            return False
+        table.generation[row] = generation
+        _write_usage(table, row, usages)
+        return True
 
     @staticmethod
-    def _apply_tree_usage(table, node, generation, usages):
+    def _apply_tree_usage(table, node, generation, usages, force=False):
         """A provider of a tree, or a standalone one, changed usage."""
         index = table.providers
-        if not index.apply_usage(node.uuid, generation, usages):
+        if not index.apply_usage(node.uuid, generation, usages, force):
             return False
         row = table.row_by_uuid.get(node.root_uuid)
         if row is not None:
@@ -695,6 +782,58 @@ class HostStateCache:
                 table.generation[row] = generation
             _write_tree_usage(table, row, index.tree(node.root_uuid))
         return True
+
+    # -- usage sync: the database overrides what peers said ---------------
+
+    def begin_usage_sync(self):
+        """Call before reading usage from the database for
+        :meth:`finish_usage_sync`: usage news from now on may be newer
+        than what the read returns."""
+        with self._lock:
+            # a sync whose read failed left its suspects: they stay
+            self._suspects |= self._moved
+            self._moved = set()
+
+    def finish_usage_sync(self, stored):
+        """Make the database's usage the cache's (a usage sync).
+
+        A provider whose usage changed since :meth:`begin_usage_sync`
+        (a claim or peer cast the read may predate) takes the stored
+        state only if it is newer, as :meth:`apply_usage`. Every other
+        provider takes exactly the stored generation and usage, whatever
+        generation it held: a legitimate change is committed before any
+        cache hears of it, so a cached state the database does not hold
+        came from a forged or corrupted peer cast, and must not outlive
+        the sync. Only a provider whose usage changed between the
+        previous sync and this one can hold such a state (the others hold
+        what the previous sync read), so only those are compared.
+
+        :param stored: ``{provider uuid: (generation, {class: used})}``
+            as read after :meth:`begin_usage_sync`
+        :returns: the uuids whose cached state contradicted the database
+            (a generation at or above the stored one with other usage)
+        """
+        contradicted = []
+        for uuid, (generation, usage) in stored.items():
+            with self._lock:
+                if (uuid in self._suspects and uuid not in self._moved
+                        and self._held_generation(uuid) >= generation):
+                    if self._apply_usage(uuid, generation, usage,
+                                         force=True):
+                        contradicted.append(uuid)
+                else:
+                    self._apply_usage(uuid, generation, usage)
+        with self._lock:
+            self._suspects = set()
+        return contradicted
+
+    def _held_generation(self, uuid):
+        table = self.table
+        node = table.providers.get(uuid)
+        if node is not None:
+            return node.generation
+        row = table.row_by_uuid.get(uuid)
+        return -1 if row is None else int(table.generation[row])
 
     # -- standalone providers ----------------------------------------------
 
@@ -788,7 +927,9 @@ class HostStateCache:
         rows = range(table.n)
         if hosts:
             wanted = set(hosts)
-            rows = [r for r in rows if table.hosts[r] in wanted
+            # by name: the rows the name finds (not retired ones)
+            named = {r for h in wanted for r in table.rows_by_host.get(h, ())}
+            rows = [r for r in rows if r in named
                     or table.uuids[r] in wanted]
         return [table.host_state(r, now, service_down_time) for r in rows]
 
@@ -800,6 +941,12 @@ def _row_usage(table, row):
     names = table.resource_classes.names
     return {names[c]: int(table.used[row, c])
             for c in np.flatnonzero(table.used[row, :len(names)])}
+
+
+def _known(table, usages):
+    """``usages`` but the classes the table has no column for."""
+    return {rc: a for rc, a in usages.items()
+            if table.resource_classes.get(rc) is not None}
 
 
 def _write_usage(table, row, usages):

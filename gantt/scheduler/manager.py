@@ -27,6 +27,7 @@ from gantt import exception
 from gantt import rpcapi
 from gantt.db import aggregates as db_aggregates
 from gantt.db import allocations as db_allocations
+from gantt.db import hosts as db_hosts
 from gantt.db import providers as db_providers
 from gantt.objects import provider as provider_obj
 from gantt.objects import statistics as statistics_obj
@@ -38,6 +39,7 @@ from gantt.scheduler import claims
 from gantt.scheduler import explain as explain_mod
 from gantt.scheduler import filters as filters_base
 from gantt.scheduler import host_cache
+from gantt.scheduler import host_identity
 from gantt.scheduler import host_view
 from gantt.scheduler import misfits
 from gantt.scheduler import plugins
@@ -123,6 +125,7 @@ class SchedulerManager:
         self.misfits = misfits.MisfitMemo()
         self.lookup = claims.DatabaseLookup(db)
         self.counters = Counters()
+        self.refusals = host_identity.RefusalLog(self.counters)
         self.ready = threading.Event()
         self._broadcast = broadcast or (lambda states: None)
         self._rng = rng or random.Random()
@@ -141,6 +144,7 @@ class SchedulerManager:
         stored = db_providers.load_host_columns(self.db)
         # in bulk: as apply_report (persisted) and apply_usage of each
         self.cache.load(stored)
+        self.cache.load_boot_ids(db_hosts.boot_ids(self.db))
         self.reload_providers()
         self.ready.set()
         LOG.info("Host cache loaded: %d hosts from the database in %.2fs",
@@ -191,8 +195,13 @@ class SchedulerManager:
                 # claims are checked against the database's inventory, so
                 # the cache must hold that one, not the agent's wish
                 report = _with_stored_inventories(report, stored)
+        if saved is None:
+            # the database did not judge the host name: the cache does
+            self._check_host_name(report)
         persisted = saved is not None and not saved.refused
         applied = self.cache.apply_report(report, persisted=persisted)
+        if applied:
+            self.cache.retire_host_rows(report.host, report.uuid)
         if persisted and saved.applied and saved.generation == 0:
             # a host new to the database holds nothing yet, at generation 0
             self.cache.apply_usage(node.uuid, 0, {})
@@ -216,6 +225,9 @@ class SchedulerManager:
         try:
             saved = db_providers.save_report(self.db, node,
                                              timeutils.utcnow(), force=force)
+        except exception.HostNameTaken as exc:
+            self.refusals.refuse(exc)
+            raise
         except db_exc.DBConnectionError as exc:
             if self.db.answers():
                 # the database is there: it dropped the connection over
@@ -232,6 +244,27 @@ class SchedulerManager:
                         "for %s", node.host, uuid, "; ".join(
                             "%s: %s" % kv for kv in sorted(refused.items())))
         return saved
+
+    def _check_host_name(self, report):
+        try:
+            host_identity.check_cached(self.cache, report)
+        except exception.HostNameTaken as exc:
+            self.refusals.refuse(exc)
+            raise
+
+    def reset_report_sequence(self, host):
+        """The operator's reset: the next report of ``host`` is taken
+        whatever its sequence and boot id (the database, then this
+        worker's cache; the client tells the other workers).
+
+        :returns: the uuid of the host's compute node
+        :raises: HostNotFound
+        """
+        uuid = db_hosts.reset_sequence(self.db, host)
+        self.cache.reset_sequence(uuid)
+        LOG.info("Report sequence of host %s (%s) reset: its next report "
+                 "is taken whatever its sequence", host, uuid)
+        return uuid
 
     # -- standalone providers ---------------------------------------------
 
@@ -298,10 +331,23 @@ class SchedulerManager:
                 self.counters.peer_lag(now - changed_at)
 
     def sync_usage(self):
-        """Re-read every provider's usage and generation from the database."""
-        for uuid, (generation, usage) in db_providers.usages_by_uuid(
-                self.db).items():
-            self.cache.apply_usage(uuid, generation, usage)
+        """Re-read every provider's usage and generation from the database,
+        which overrides whatever peers' casts said (see
+        ``HostStateCache.finish_usage_sync``).
+
+        :returns: how many providers' cached state contradicted the
+            database
+        """
+        self.cache.begin_usage_sync()
+        contradicted = self.cache.finish_usage_sync(
+            db_providers.usages_by_uuid(self.db))
+        if contradicted:
+            LOG.warning("Usage sync: %d provider(s) held a usage the "
+                        "database does not (a forged or corrupt "
+                        "provider_usage_changed cast?), now the database's: "
+                        "%s", len(contradicted),
+                        ", ".join(sorted(contradicted)[:10]))
+        return len(contradicted)
 
     # -- scheduling -------------------------------------------------------
 

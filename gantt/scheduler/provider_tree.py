@@ -283,12 +283,18 @@ class ProviderIndex:
         self._reindex(root_uuid, old, ())
         return True
 
-    def apply_usage(self, uuid, generation, usage):
+    def apply_usage(self, uuid, generation, usage, force=False):
         """Set a provider's usage as of ``generation``: only news (a
-        generation above the one held) is applied. Returns whether it
-        was."""
+        generation above the one held) is applied, or with ``force`` any
+        state that differs from the one held (the database's, at a usage
+        sync). Returns whether it was."""
         p = self._providers.get(uuid)
-        if p is None or generation <= p.generation:
+        if p is None:
+            return False
+        if force:
+            if generation == p.generation and same_usage(p.usage, usage):
+                return False
+        elif generation <= p.generation:
             return False
         new = dataclasses.replace(p, generation=generation,
                                   usage=dict(usage))
@@ -369,3 +375,10 @@ class ProviderIndex:
             else:
                 self._agg_sharing.pop(agg, None)
         self._sharing_aggs = frozenset(self._agg_sharing)
+
+
+def same_usage(held, usage):
+    """Whether two ``{class: used}`` say the same (a class at 0 or absent
+    alike)."""
+    return ({rc: a for rc, a in held.items() if a}
+            == {rc: a for rc, a in usage.items() if a})

@@ -109,7 +109,8 @@ class _ObjectPath(Exception):
 
 
 def peek(primitive):
-    """``(uuid, report_sequence)`` of a ComputeNode primitive, or None.
+    """``(uuid, report_sequence, boot_id)`` of a ComputeNode primitive, or
+    None.
 
     None means the primitive is not in the canonical form (another object,
     an unknown version, a field of an unexpected type): only the object
@@ -123,14 +124,16 @@ def peek(primitive):
         data = primitive[_DATA]
         uuid = data["uuid"]
         sequence = data["report_sequence"]
-    except (KeyError, TypeError, IndexError):
+        boot_id = data.get("boot_id")
+    except (KeyError, TypeError, IndexError, AttributeError):
         return None
-    if type(uuid) is not str or type(sequence) is not int:
+    if type(uuid) is not str or type(sequence) is not int or not (
+            boot_id is None or type(boot_id) is str):
         return None
     if not validate.INT64_MIN <= sequence <= validate.INT64_MAX:
         # the cache holds int64 sequences: let the checks refuse it
         return None
-    return uuid, sequence
+    return uuid, sequence, boot_id
 
 
 def build_report(primitive, received_at):
@@ -215,10 +218,12 @@ def fast_report(primitive, received_at):
         "metrics": _float_dict(get("metrics", {})),
         "updated_at": _updated_at(get("updated_at")),
         "instance_uuids": _instance_uuids(data),
+        "boot_id": _str(data, "boot_id", nullable=True),
     }
     inventories = [_inventory(p) for p in _typed(data, "inventories", list,
                                                  [])]
     fields["aggregates"] = _check_identity(fields)
+    report_rules.validate_boot_id(fields["boot_id"])
     fields["inventories"] = _checked_inventories(inventories)
     fields["traits"] = _checked_traits(fields["traits"])
     return host_cache.HostReport(received_at=received_at, **fields)
@@ -458,7 +463,7 @@ class StatsIntake:
         report, node = build_report(primitive, self._cache.now())
         entry = _Pending(report, node, primitive)
         with self._lock:
-            if self._is_newest(report.uuid, entry.sequence):
+            if self._is_newest(report.uuid, entry.sequence, report.boot_id):
                 replaced = self._pending.get(report.uuid)
                 self._pending[report.uuid] = entry
             else:
@@ -467,14 +472,14 @@ class StatsIntake:
             # never to be applied: a newer report of its host is held
             self._counters.add("reports_stale")
 
-    def _is_newest(self, uuid, sequence):
-        """Whether ``sequence`` is newer than all this worker holds."""
+    def _is_newest(self, uuid, sequence, boot_id):
+        """Whether the report supersedes all this worker holds of its
+        host (``report_rules.supersedes``)."""
         for held in (self._pending.get(uuid), self._to_store.get(uuid)):
-            if held is not None and held.sequence >= sequence:
+            if held is not None and not report_rules.supersedes(
+                    sequence, boot_id, held.sequence, held.report.boot_id):
                 return False
-        table = self._cache.table
-        row = table.row_by_uuid.get(uuid)
-        return row is None or sequence > table.report_sequence[row]
+        return self._cache.supersedes(uuid, sequence, boot_id)
 
     def _reject(self, exc):
         self._log.rejected(METHOD, exc)
@@ -532,7 +537,9 @@ class StatsIntake:
         uuid = entry.report.uuid
         with self._lock:
             held = self._to_store.get(uuid)
-            if held is None or held.sequence < entry.sequence:
+            if held is None or report_rules.supersedes(
+                    entry.sequence, entry.report.boot_id, held.sequence,
+                    held.report.boot_id):
                 self._to_store[uuid] = entry
         if held is not None:
             self._counters.add("reports_stale")
@@ -544,6 +551,8 @@ class StatsIntake:
             if node is None:
                 node = deserialize(entry.primitive)
             self.manager.update_resource_stats(node)
+        except exception.HostNameTaken:
+            pass        # counted and logged (at a bounded rate) already
         except exception.InvalidRequest as exc:
             self._reject(exc)
         except Exception:

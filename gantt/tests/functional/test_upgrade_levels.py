@@ -19,6 +19,7 @@ import pytest
 from gantt import exception
 from gantt import rpc
 from gantt import rpcapi
+from gantt.objects import compute_node as cn_obj
 from gantt.objects import numa
 from gantt.objects import provider
 from gantt.rpcapi import client as rpc_client
@@ -123,7 +124,7 @@ def test_a_capped_agent_reports_what_an_old_worker_reads(old_worker):
 def test_without_the_cap_the_old_worker_could_not_read_it(old_worker):
     _client(old_worker, None).update_resource_stats(None, _report())
     _primitive, too_new = _received(old_worker)
-    assert ("ComputeNode", "1.4") in too_new
+    assert ("ComputeNode", cn_obj.ComputeNode.VERSION) in too_new
     assert ("NUMACell", "1.1") in too_new
 
 

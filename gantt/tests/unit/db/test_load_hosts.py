@@ -75,8 +75,10 @@ def _plain(db):
         "inventories": {}, "traits": set(), "aggregates": set(),
         "usage": collections.Counter()})
     with db.begin() as conn:
+        # boot ids are read on their own (gantt.db.hosts.boot_ids)
+        columns = [c for c in reports.c if c.name != "boot_id"]
         hosts = {row.id: dict(row._mapping) for row in conn.execute(
-            sa.select(rp.c.id, rp.c.uuid, rp.c.generation, reports)
+            sa.select(rp.c.id, rp.c.uuid, rp.c.generation, *columns)
             .join(reports, reports.c.resource_provider_id == rp.c.id))}
         for row in conn.execute(sa.select(providers.INV)):
             contents[row.resource_provider_id]["inventories"][

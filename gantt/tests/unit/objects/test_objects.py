@@ -47,7 +47,7 @@ expected = {
     "AllocationRequest": "1.0-534a21cca5d1cd0a62f43d73081fc952",
     "Aggregate": "1.0-b5b1fc44ea289c4c288cb090da88c1dc",
     "AllocationCandidate": "1.0-e0b9fb2bad2bfa3ab9736a2d24144ba6",
-    "ComputeNode": "1.4-dd747c821519f0b075c85a740d3afcb3",
+    "ComputeNode": "1.5-9762dd38c0161e482bb0b1229e8fd22a",
     "Destination": "1.0-75710506e044d25e65182618a60cd586",
     "Explanation": "1.0-2c7e9d18d249fa408321fc4371d1924c",
     "FilterStep": "1.0-c9236948c3b56f8d5b8fbf510b996d38",
@@ -165,7 +165,8 @@ def _compute_node():
                                      tzinfo=datetime.UTC),
         instance_uuids=[CONSUMER_UUID],
         numa_cells=[_numa_cell()], pci_pools=[_pci_pool()],
-        child_providers=[_child_provider()])
+        child_providers=[_child_provider()],
+        boot_id="5b0e1d2c-3f4a-4b5c-9d6e-7f8091a2b3c4")
 
 
 def _child_provider():
@@ -387,11 +388,14 @@ def _without(data, dropped):
 
 #: older versions still spoken, and the fields they do not know
 OLDER = {
-    "ComputeNode": [("1.3", ("numa_cells.siblings",)),
-                    ("1.2", ("numa_cells.siblings", "child_providers")),
-                    ("1.1", ("numa_cells", "pci_pools", "child_providers")),
-                    ("1.0", ("instance_uuids", "numa_cells", "pci_pools",
-                             "child_providers"))],
+    "ComputeNode": [("1.4", ("boot_id",)),
+                    ("1.3", ("boot_id", "numa_cells.siblings")),
+                    ("1.2", ("boot_id", "numa_cells.siblings",
+                             "child_providers")),
+                    ("1.1", ("boot_id", "numa_cells", "pci_pools",
+                             "child_providers")),
+                    ("1.0", ("boot_id", "instance_uuids", "numa_cells",
+                             "pci_pools", "child_providers"))],
     "NUMACell": [("1.0", ("siblings",))],
     "RequestSpec": [("1.0", ("same_subtree", "root_required",
                              "root_forbidden"))],
