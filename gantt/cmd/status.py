@@ -6,6 +6,7 @@ from oslo_upgradecheck import upgradecheck
 
 from gantt import exception
 from gantt import rpcapi
+from gantt import version
 from gantt.cmd import common
 from gantt.db import api as db_api
 from gantt.db import migration
@@ -22,7 +23,10 @@ class Checks(upgradecheck.UpgradeCommands):
             current = migration.current_version(db)
         finally:
             db.dispose()
-        head = migration.head_version()
+        try:
+            head = migration.head_version()
+        except migration.SchemaError as exc:
+            return upgradecheck.Result(upgradecheck.Code.FAILURE, str(exc))
         if current == head:
             return upgradecheck.Result(upgradecheck.Code.SUCCESS)
         return upgradecheck.Result(
@@ -85,8 +89,14 @@ def main(argv=None):
     conf = common.make_conf()
     checks = Checks()
     checks.conf = conf
-    return upgradecheck.main(conf, project="gantt", upgrade_command=checks,
-                             argv=argv)
+    # upgradecheck.main() parses the command line without a --version;
+    # this is that function with one, as nova-status does it
+    upgradecheck.register_cli_options(conf, checks)
+    conf(argv, project="gantt",
+         version=version.version_info.version_string_with_package())
+    # read by upgrade check --json (upgradecheck.main() sets it too)
+    upgradecheck.CONF = conf
+    return upgradecheck.run(conf)
 
 
 if __name__ == "__main__":
