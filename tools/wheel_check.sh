@@ -41,26 +41,39 @@ cleanup() {
 }
 trap cleanup EXIT
 
+step "copy the source tree"
+# A build in place reuses build/ and gantt.egg-info/ of earlier builds,
+# which can hold files the tree no longer ships: build from a clean copy.
+# From git that is a clone of HEAD (pbr reads the version from it).
+SRC=$WORK/src
+if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+    git clone --quiet --no-hardlinks "$ROOT" "$SRC"
+    git -C "$SRC" checkout --quiet "$(git -C "$ROOT" rev-parse HEAD)"
+    if [ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no)" ]; then
+        echo "    (uncommitted changes are not in the wheel: it is HEAD's)"
+    fi
+    git -C "$SRC" ls-files gantt | sort > "$WORK/want"
+else
+    mkdir "$SRC"
+    tar -C "$ROOT" --exclude=./build --exclude='./*.egg-info' \
+        --exclude='./.venv*' --exclude=__pycache__ --exclude='*.pyc' \
+        -cf - . | tar -C "$SRC" -xf -
+    (cd "$SRC" && find gantt -type f | sort) > "$WORK/want"
+fi
+
 step "build the wheel"
 # pip's output goes to a log, shown when it fails
 pip_quietly() {
     "$@" --quiet --disable-pip-version-check > "$WORK/pip.log" 2>&1 ||
         fail "$(cat "$WORK/pip.log")"
 }
-pip_quietly "$PYTHON" -m pip wheel --no-deps -w "$WORK/dist" "$ROOT"
+pip_quietly "$PYTHON" -m pip wheel --no-deps -w "$WORK/dist" "$SRC"
 WHEEL=$(ls "$WORK"/dist/gantt-*.whl)
 BUILT=$(basename "$WHEEL" | cut -d- -f2)
 
 step "check the wheel holds every file of the gantt package"
-# every tracked file under gantt/ (or, without git, every file there);
 # a directory without __init__.py, or data left out of package_data,
 # shows up here first
-if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
-    git -C "$ROOT" ls-files gantt | sort > "$WORK/want"
-else
-    (cd "$ROOT" && find gantt -type f ! -name '*.pyc' \
-        ! -path '*/__pycache__/*' | sort) > "$WORK/want"
-fi
 "$PYTHON" -c 'import sys, zipfile
 for name in zipfile.ZipFile(sys.argv[1]).namelist():
     print(name)' "$WHEEL" | grep '^gantt/' | sort > "$WORK/have"
@@ -84,8 +97,8 @@ for cmd in gantt-scheduler gantt-manage gantt-status gantt gantt-demo; do
     got=$("$VENV/bin/$cmd" --version 2>&1) || fail "$cmd --version: $got"
     [ "$got" = "$BUILT" ] || fail "$cmd --version says '$got', not '$BUILT'"
 done
-if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
-    SHA=$(git -C "$ROOT" rev-parse --short=7 HEAD)
+if [ -d "$SRC/.git" ]; then
+    SHA=$(git -C "$SRC" rev-parse --short=7 HEAD)
     "$VENV/bin/python" -c 'import json, sys
 from importlib import metadata
 sha = json.loads(metadata.distribution("gantt").read_text("pbr.json"))
@@ -110,7 +123,7 @@ EOF
 HEAD_REV=$("$VENV/bin/python" -c 'import sys
 from alembic import script
 print(script.ScriptDirectory(sys.argv[1]).get_current_head())' \
-    "$ROOT/gantt/db/migrations")
+    "$SRC/gantt/db/migrations")
 
 sync_and_check() {   # $1: a label, $2: a database URL
     local conf=$WORK/$1.conf out
