@@ -19,8 +19,10 @@ PYTHON=${PYTHON:-python3}
 RABBIT=${GANTT_TEST_TRANSPORT_URL:-rabbit://guest:guest@127.0.0.1:5672/}
 MYSQL=${GANTT_TEST_MYSQL_URL:-mysql+pymysql://root@127.0.0.1:3306/}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gantt-wheel-check.XXXXXX")
+TOPIC=gantt-wheel-check-$(basename "$WORK" | cut -d. -f2)
 STEP="start"
 DAEMON=""
+DAEMON_STARTED=""
 MYSQL_DB=""
 
 step() { STEP=$1; echo "==> wheel check: $1"; }
@@ -29,10 +31,23 @@ fail() { echo "wheel check: $*" >&2; exit 1; }
 cleanup() {
     local code=$?
     if [ -n "$DAEMON" ] && kill -0 "$DAEMON" 2>/dev/null; then
-        kill -KILL "$DAEMON"
+        kill -KILL -- "-$DAEMON"     # its process group: master and workers
     fi
     if [ -n "$MYSQL_DB" ]; then
         "$VENV/bin/python" "$WORK/db.py" drop "$MYSQL" "$MYSQL_DB" || true
+    fi
+    if [ -n "$DAEMON_STARTED" ]; then
+        "$VENV/bin/python" - "$RABBIT" "$TOPIC" <<'EOF' || true
+"""delete the queues of this check's topic (the broker keeps them)"""
+import socket, sys
+import kombu
+url, topic = sys.argv[1:]
+with kombu.Connection(url.replace("rabbit://", "amqp://", 1)) as conn:
+    channel = conn.channel()
+    for base in (topic, topic + "-stats"):
+        for name in (base, base + "." + socket.gethostname()):
+            channel.queue_delete(name)
+EOF
     fi
     [ $code -ne 0 ] && [ -f "$WORK/scheduler.log" ] && \
         tail -n 30 "$WORK/scheduler.log" >&2
@@ -95,7 +110,9 @@ esac
 step "--version of every command is the wheel's version"
 for cmd in gantt-scheduler gantt-manage gantt-status gantt gantt-demo; do
     got=$("$VENV/bin/$cmd" --version 2>&1) || fail "$cmd --version: $got"
-    [ "$got" = "$BUILT" ] || fail "$cmd --version says '$got', not '$BUILT'"
+    # "<version>" (oslo.config) or "<command> <version>" (cliff)
+    [ "$got" = "$BUILT" ] || [ "$got" = "$cmd $BUILT" ] ||
+        fail "$cmd --version says '$got', not '$BUILT'"
 done
 if [ -d "$SRC/.git" ]; then
     SHA=$(git -C "$SRC" rev-parse --short=7 HEAD)
@@ -129,8 +146,7 @@ sync_and_check() {   # $1: a label, $2: a database URL
     local conf=$WORK/$1.conf out
     printf '[DEFAULT]\ntransport_url = %s\n[database]\nconnection = %s\n' \
         "$RABBIT" "$2" > "$conf"
-    printf '[scheduler]\ntopic = gantt-wheel-check-%s\nworkers = 1\n' \
-        "$(basename "$WORK" | cut -d. -f2)" >> "$conf"
+    printf '[scheduler]\ntopic = %s\nworkers = 1\n' "$TOPIC" >> "$conf"
     step "gantt-manage db sync on $1"
     out=$("$VENV/bin/gantt-manage" --config-file "$conf" db sync 2>&1) ||
         fail "$out"
@@ -151,9 +167,11 @@ fi
 
 step "start gantt-scheduler"
 CONF=$WORK/sqlite.conf
-"$VENV/bin/gantt-scheduler" --config-file "$CONF" \
+# in a process group of its own, so that a failed check kills its workers
+setsid "$VENV/bin/gantt-scheduler" --config-file "$CONF" \
     > "$WORK/scheduler.log" 2>&1 &
 DAEMON=$!
+DAEMON_STARTED=yes
 "$VENV/bin/python" - "$CONF" "$DAEMON" <<'EOF' || fail "not ready in 60 s"
 """wait until the daemon answers (a short timeout per try)"""
 import os, sys, time
