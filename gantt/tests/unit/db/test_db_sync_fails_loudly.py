@@ -10,6 +10,7 @@ and the database left as it was.
 
 import shutil
 
+from oslo_upgradecheck import upgradecheck
 import pytest
 import sqlalchemy as sa
 
@@ -17,6 +18,7 @@ from gantt import exception
 from gantt.cmd import common
 from gantt.cmd import manage
 from gantt.cmd import scheduler
+from gantt.cmd import status
 from gantt.db import api as db_api
 from gantt.db import migration
 
@@ -40,6 +42,14 @@ def scripts(tmp_path, monkeypatch):
     shutil.copytree(migration._HERE, copy)
     monkeypatch.setattr(migration, "_HERE", str(copy))
     return copy
+
+
+@pytest.fixture
+def no_scripts(scripts):
+    """An installation that lost its revision scripts (the broken wheel)."""
+    for script in (scripts / "versions").glob("0*.py"):
+        script.unlink()
+    return scripts
 
 
 def _sync(conf_file, capsys):
@@ -72,15 +82,14 @@ def test_a_sync_reaches_the_head_and_says_so(conf_file, db_url, capsys):
     assert "resource_providers" in _tables(db_url)
 
 
-def test_no_revision_scripts_fail_the_sync(scripts, conf_file, db_url,
+def test_no_revision_scripts_fail_the_sync(no_scripts, conf_file, db_url,
                                            capsys):
-    for script in (scripts / "versions").glob("0*.py"):
-        script.unlink()
     code, out, err = _sync(conf_file, capsys)
     assert code == 1
     assert out == ""
     assert err.count("\n") == 1
-    assert "no schema revision scripts in %s" % (scripts / "versions") in err
+    assert "no schema revision scripts in %s" % (
+        no_scripts / "versions") in err
     assert "incomplete" in err
     assert "resource_providers" not in _tables(db_url)
 
@@ -115,13 +124,20 @@ def test_a_database_at_an_unknown_revision_fails_the_sync(
 
 
 def test_the_scheduler_refuses_an_installation_without_scripts(
-        scripts, conf_file):
+        no_scripts, conf_file):
     """The daemon's start-up check compares the database with the head;
     with no scripts both were None, and it started on nothing. (Its
     ConfigurationError is printed as one line, exit code 2.)"""
-    for script in (scripts / "versions").glob("0*.py"):
-        script.unlink()
     conf = common.parse_args(["--config-file", conf_file], log=False)
     with pytest.raises(exception.ConfigurationError,
                        match="no schema revision scripts"):
         scheduler._preflight(conf)
+
+
+def test_the_upgrade_check_names_an_installation_without_scripts(
+        no_scripts, conf_file):
+    checks = status.Checks()
+    checks.conf = common.parse_args(["--config-file", conf_file], log=False)
+    result = checks._check_schema()
+    assert result.code == upgradecheck.Code.FAILURE
+    assert result.details.startswith("no schema revision scripts in ")
