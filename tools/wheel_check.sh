@@ -82,23 +82,24 @@ pip_quietly() {
     "$@" --quiet --disable-pip-version-check > "$WORK/pip.log" 2>&1 ||
         fail "$(cat "$WORK/pip.log")"
 }
-pip_quietly "$PYTHON" -m pip wheel --no-deps -w "$WORK/dist" "$SRC"
+# with the new virtualenv's pip: python3 alone may have none
+VENV=$WORK/venv
+"$PYTHON" -m venv "$VENV"
+pip_quietly "$VENV/bin/python" -m pip wheel --no-deps -w "$WORK/dist" "$SRC"
 WHEEL=$(ls "$WORK"/dist/gantt-*.whl)
 BUILT=$(basename "$WHEEL" | cut -d- -f2)
 
 step "check the wheel holds every file of the gantt package"
 # a directory without __init__.py, or data left out of package_data,
 # shows up here first
-"$PYTHON" -c 'import sys, zipfile
+"$VENV/bin/python" -c 'import sys, zipfile
 for name in zipfile.ZipFile(sys.argv[1]).namelist():
     print(name)' "$WHEEL" | grep '^gantt/' | sort > "$WORK/have"
 MISSING=$(comm -23 "$WORK/want" "$WORK/have")
 [ -z "$MISSING" ] || fail "not in $(basename "$WHEEL"):
 $MISSING"
 
-step "install the wheel into a fresh virtualenv"
-VENV=$WORK/venv
-"$PYTHON" -m venv "$VENV"
+step "install the wheel into the fresh virtualenv"
 pip_quietly "$VENV/bin/python" -m pip install "$WHEEL"
 cd "$WORK"           # never the source tree from here on
 WHERE=$("$VENV/bin/python" -c 'import gantt; print(gantt.__file__)')
