@@ -10,7 +10,7 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi
 STAMP="$VENV/.gantt-installed"
-WANT=$(sha1sum "$ROOT/setup.cfg" "$ROOT/pyproject.toml" | sha1sum | cut -c1-40)
+WANT=$(sha1sum "$ROOT/setup.cfg" "$ROOT/setup.py" "$ROOT/pyproject.toml" | sha1sum | cut -c1-40)
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
     echo "==> installing Gantt and its dependencies into $VENV (a minute on a fresh machine)"
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \

@@ -18,9 +18,14 @@ from gantt.rpcapi import client as rpc_client
 def _db_sync(conf):
     before = common.schema_version(conf)    # a clear error if unusable
     db = db_api.Database.from_conf(conf)
-    migration.upgrade(db)
-    after = migration.current_version(db)
-    print("Database schema: %s -> %s" % (before or "empty", after))
+    try:
+        migration.upgrade(db)
+    except migration.SchemaError as exc:
+        # one line, and a failure exit: a deployment script must stop here
+        print("gantt-manage db sync: %s" % exc, file=sys.stderr)
+        return 1
+    print("Database schema: %s -> %s" % (before or "empty",
+                                         migration.current_version(db)))
 
 
 def _db_version(conf):

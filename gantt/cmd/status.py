@@ -8,6 +8,7 @@ from oslo_upgradecheck import upgradecheck
 
 from gantt import exception
 from gantt import rpcapi
+from gantt import version
 from gantt.cmd import common
 from gantt.db import migration
 from gantt.rpcapi import versions
@@ -44,9 +45,9 @@ class Checks(upgradecheck.UpgradeCommands):
     def _check_schema(self):
         try:
             current = common.schema_version(self.conf)
+            head = migration.head_version()
         except exception.ConfigurationError as exc:
             return upgradecheck.Result(upgradecheck.Code.FAILURE, str(exc))
-        head = migration.head_version()
         if current == head:
             return upgradecheck.Result(upgradecheck.Code.SUCCESS)
         return upgradecheck.Result(
@@ -110,8 +111,14 @@ def main(argv=None):
     conf = common.make_conf()
     checks = Checks()
     checks.conf = conf
-    return upgradecheck.main(conf, project="gantt", upgrade_command=checks,
-                             argv=argv)
+    # upgradecheck.main() parses the command line without a --version;
+    # this is that function with one, as nova-status does it
+    upgradecheck.register_cli_options(conf, checks)
+    conf(argv, project="gantt",
+         version=version.version_info.version_string_with_package())
+    # read by upgrade check --json (upgradecheck.main() sets it too)
+    upgradecheck.CONF = conf
+    return upgradecheck.run(conf)
 
 
 if __name__ == "__main__":

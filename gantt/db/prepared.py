@@ -8,8 +8,9 @@ statement is prepared once per connection (``PREPARE``) and run with
 (``plan_cache_mode = force_generic_plan``, set when it connects): their
 plans do not depend on the values (index lookups by id and uuid).
 
-The SQL given is what SQLAlchemy compiles for psycopg2 (``%(name)s``
-placeholders); it becomes ``$1 .. $n`` in the ``PREPARE``. ``EXECUTE``
+The SQL given is what SQLAlchemy compiles for psycopg2 or psycopg 3
+(both ``%(name)s`` placeholders); it becomes ``$1 .. $n`` in the
+``PREPARE``. ``EXECUTE``
 runs on the driver's cursor, with its errors handed to SQLAlchemy's
 connection, so oslo.db still turns them into its typed exceptions
 (duplicate entry, deadlock, lost connection).
@@ -43,7 +44,7 @@ _prepared_lock = threading.Lock()
 class Statement:
     name: str
     prepare: str       # PREPARE name AS ... ($n placeholders)
-    execute: str       # EXECUTE name (%(a)s, ...) (psycopg2 placeholders)
+    execute: str       # EXECUTE name (%(a)s, ...) (client-side placeholders)
 
 
 @functools.lru_cache(maxsize=256)
@@ -66,7 +67,8 @@ def execute(conn, sql, params):
     """Run ``sql`` with ``params`` as a prepared statement on ``conn``'s
     server connection, preparing it there first if needed.
 
-    :param conn: a SQLAlchemy Connection to PostgreSQL (psycopg2)
+    :param conn: a SQLAlchemy Connection to PostgreSQL (psycopg2 or
+        psycopg 3)
     :param sql: a statement that returns rows (a SELECT, or DML with
         RETURNING or a SELECT over its CTEs)
     :returns: the rows, as tuples
@@ -95,8 +97,9 @@ def _run(conn, dbapi_conn, statement_text, params):
     matters here is kept: cursor events fire, and an error goes through
     its handling, so oslo.db turns it into its typed exceptions and a lost
     connection is invalidated (``Connection._handle_dbapi_exception`` is
-    how SQLAlchemy's own execution does it)."""
-    cursor = dbapi_conn.cursor()
+    how SQLAlchemy's own execution does it: private API, which setup.cfg
+    pins below SQLAlchemy 3; the tests run it on 2.0.21 and 2.1)."""
+    cursor = _client_side_cursor(dbapi_conn)
     if conn._has_events or conn.engine._has_events:
         conn.dispatch.before_cursor_execute(conn, cursor, statement_text,
                                             params, None, False)
@@ -111,12 +114,41 @@ def _run(conn, dbapi_conn, statement_text, params):
     return rows
 
 
+def _client_side_cursor(dbapi_conn):
+    """A cursor that puts the parameters into the text itself.
+
+    psycopg2's cursors all do. psycopg 3's default cursor sends them
+    apart, as ``$n`` for the server to bind, and ``EXECUTE name ($1)``
+    fails there: the arguments of EXECUTE have no type PostgreSQL could
+    infer. Its ClientCursor (psycopg 3.1 and later) interpolates them on
+    the client, as psycopg2 does.
+    """
+    if type(dbapi_conn).__module__.split(".", 1)[0] == "psycopg":
+        # loaded already (the connection is one of its), and only then
+        import psycopg
+        return psycopg.ClientCursor(dbapi_conn)
+    return dbapi_conn.cursor()
+
+
+def _no_driver_preparing(dbapi_conn):
+    """Leave preparing to this module on a psycopg 3 connection.
+
+    psycopg 3 prepares a query itself once it ran 5 times, and once it
+    holds any such statement, every rollback ends in DEALLOCATE ALL,
+    which drops this module's statements with its own (it cannot tell
+    whether they survived the rollback). psycopg2 prepares nothing.
+    """
+    if hasattr(dbapi_conn, "prepare_threshold"):
+        dbapi_conn.prepare_threshold = None
+
+
 def plan_generically(engine):
     """Make ``engine``'s PostgreSQL connections plan prepared statements
     once, whatever the values (PostgreSQL 12 and later)."""
     @sa.event.listens_for(engine, "connect")
     def _generic_plans(dbapi_conn, _record):
-        if dbapi_conn.server_version < 120000:
+        _no_driver_preparing(dbapi_conn)
+        if dbapi_conn.info.server_version < 120000:
             return
         cursor = dbapi_conn.cursor()
         try:

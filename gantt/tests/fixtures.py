@@ -48,7 +48,9 @@ class Database(fixtures.Fixture):
     """A migrated, empty database that is dropped afterwards.
 
     :param backend: ``sqlite`` (a temporary file), ``mysql`` or
-        ``postgresql`` (a uniquely named database on the local server)
+        ``postgresql`` (a uniquely named database on the local server),
+        or ``postgresql+psycopg`` (the same server through the psycopg 3
+        driver rather than psycopg2)
     """
 
     def __init__(self, backend="sqlite"):
@@ -71,9 +73,11 @@ class Database(fixtures.Fixture):
             admin_url = MYSQL_ADMIN_URL
             url = MYSQL_ADMIN_URL.rstrip("/") + "/" + name + "?charset=utf8mb4"
             create = "CREATE DATABASE %s CHARACTER SET utf8mb4" % name
-        elif self.backend == "postgresql":
+        elif self.backend.startswith("postgresql"):
             admin_url = POSTGRES_ADMIN_URL
             url = POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+            if self.backend == "postgresql+psycopg":
+                url = "postgresql+psycopg://" + url.split("://", 1)[1]
             create = "CREATE DATABASE %s" % name
         else:
             raise ValueError(self.backend)
@@ -83,7 +87,7 @@ class Database(fixtures.Fixture):
 
         def drop():
             with admin.connect() as conn:
-                if self.backend == "postgresql":
+                if self.backend.startswith("postgresql"):
                     conn.exec_driver_sql(
                         "SELECT pg_terminate_backend(pid) FROM "
                         "pg_stat_activity WHERE datname = '%s'" % name)

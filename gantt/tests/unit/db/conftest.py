@@ -59,9 +59,10 @@ def server_db(request, _server_databases):
     done()
 
 
-@pytest.fixture
-def postgresql_db(_server_databases):
-    """A migrated, empty PostgreSQL database (what only it does)."""
-    db, done = _database("postgresql", _server_databases)
+@pytest.fixture(params=["postgresql", "postgresql+psycopg"])
+def postgresql_db(request, _server_databases):
+    """A migrated, empty PostgreSQL database (what only it does), through
+    psycopg2, then through psycopg 3."""
+    db, done = _database(request.param, _server_databases)
     yield db
     done()
