@@ -30,6 +30,21 @@ The compare-and-swap comes before any write so that two claims racing for
 one provider meet on that provider's row and nowhere else: the loser waits
 on the row lock, finds the generation moved and gives up before it has
 locked anything in the allocations table, which keeps deadlocks rare.
+
+Two claims for one *consumer* (a duplicate call, a retry racing the call
+whose reply was lost) meet on the consumer's row: for a new consumer, the
+second ``INSERT`` waits for the first transaction and then fails on the
+unique key (:class:`ConsumerExists`); for a stored one, the consumer's
+generation compare-and-swap fails (``ConsumerConflict``). Unlike a
+provider race, neither is retried here or by the claimer: the winner's
+caller has been (or will be) told where its instance went, and claiming
+again would move the instance after that answer. The loser's caller gets
+the winner's claim as its answer (see :mod:`gantt.scheduler.held`) or
+``ConsumerConflict``.
+
+A release answers who released: of two releases of one consumer at once,
+both may read its allocations, but only the one whose ``DELETE`` removed
+rows reports them freed (:func:`release`).
 """
 
 import collections
@@ -310,7 +325,13 @@ def _insert_allocations(conn, rows, now):
 def release(conn, consumer_uuid):
     """Delete every allocation of ``consumer_uuid``; a no-op if none.
 
-    :returns: list of :class:`ProviderState` for the providers freed
+    Of two releases of one consumer at once, only the one whose ``DELETE``
+    removed the rows reports them freed: the other read them too, but its
+    ``DELETE`` waited on the first one's row locks and found nothing left
+    (a locking statement sees the latest commit on both databases).
+
+    :returns: list of :class:`ProviderState` for the providers freed, empty
+        when this transaction freed nothing
     """
     previous = _consumer_allocations(conn, consumer_uuid)
     if previous:
@@ -319,10 +340,11 @@ def release(conn, consumer_uuid):
         # Providers first, as in a claim, so both lock in the same order.
         conn.execute(RP.update().where(RP.c.id.in_(sorted(previous))).values(
             generation=RP.c.generation + 1))
-    conn.execute(ALLOC.delete().where(ALLOC.c.consumer_uuid == consumer_uuid))
+    deleted = conn.execute(ALLOC.delete().where(
+        ALLOC.c.consumer_uuid == consumer_uuid)).rowcount
     conn.execute(CONSUMERS.delete().where(
         CONSUMERS.c.uuid == consumer_uuid))
-    if not previous:
+    if not previous or not deleted:
         return []
     rows = conn.execute(sa.select(RP.c.id, RP.c.uuid, RP.c.generation).where(
         RP.c.id.in_(list(previous)))).all()
@@ -681,17 +703,25 @@ def _write_consumer(conn, consumer_uuid, seen, project_id, user_id,
             conn.execute(CONSUMERS.insert().values(
                 uuid=consumer_uuid, generation=0, created_at=now, **values))
         except db_exc.DBDuplicateEntry:
-            raise exception.ClaimConflict(
-                provider="consumer", seen=None,
-                consumer=consumer_uuid) from None
+            raise _consumer_changed(consumer_uuid, None) from None
         return
     updated = conn.execute(
         CONSUMERS.update().where(CONSUMERS.c.uuid == consumer_uuid)
         .where(CONSUMERS.c.generation == seen)
         .values(updated_at=now, generation=seen + 1, **values)).rowcount
     if updated != 1:
-        raise exception.ClaimConflict(provider="consumer", seen=seen,
-                                      consumer=consumer_uuid)
+        raise _consumer_changed(consumer_uuid, seen)
+
+
+def _consumer_changed(consumer_uuid, seen):
+    """The consumer's compare-and-swap failed: another claim or release of
+    it committed since this transaction read it. Not retried (see the
+    module docstring): the caller is told."""
+    return exception.ConsumerConflict(
+        consumer=consumer_uuid,
+        reason="its claim changed while this call was placing it "
+               "(generation %s was read); nothing was changed" % (
+                   "none" if seen is None else seen))
 
 
 def _bump_generations(conn, providers, consumer_uuid):

@@ -20,6 +20,11 @@ RPC API version history:
 * 1.5 - No method changed: get_statistics sent at 1.5 returns
   SchedulerStatistics 1.2, which names the RPC API version the answering
   worker serves.
+* 1.6 - select_destinations takes ``replace`` (default False): without
+  it, instances that hold claims get them back unchanged when they
+  satisfy the request, and ConsumerConflict otherwise; with it, their
+  claims are moved. release answers True to exactly one of several
+  concurrent releases of one consumer (the one that freed it).
 
 Topics (not versions: the messages are unchanged): since 1.3,
 update_resource_stats goes to the stats topic (``[scheduler] stats_topic``,
@@ -98,15 +103,27 @@ class SchedulerClient:
                          compute_node=compute_node)
 
     def select_destinations(self, ctxt, request_spec, instance_uuids,
-                            return_alternates=True):
+                            return_alternates=True, replace=False):
         """``[[claimed, alternate, …], …]``, one list per instance.
 
-        :raises: NoValidHost, InvalidRequest
+        Asking again for instances that hold claims (a lost reply, a
+        duplicate) answers with those claims, unchanged, if they satisfy
+        the request; ``replace=True`` (RPC API 1.6) moves them instead.
+
+        :raises: NoValidHost, InvalidRequest, ConsumerConflict (they hold
+            claims this request does not match, or another call changed
+            them meanwhile; nothing changed), VersionCapped (``replace``
+            under a cap below 1.6)
         """
-        return self._client.call(
+        kwargs = {}
+        client = self._client
+        if replace:
+            client = self._prepare("select_destinations", "1.6")
+            kwargs["replace"] = True
+        return client.call(
             self._ctxt(ctxt), "select_destinations",
             request_spec=request_spec, instance_uuids=list(instance_uuids),
-            return_alternates=return_alternates)
+            return_alternates=return_alternates, **kwargs)
 
     def reclaim(self, ctxt, instance_uuid, failed_selection, alternates):
         """Claim the first alternate that still fits after a failed build.
@@ -118,7 +135,8 @@ class SchedulerClient:
             failed_selection=failed_selection, alternates=list(alternates))
 
     def release(self, ctxt, consumer_uuid):
-        """Free a consumer's allocations; True if it held any."""
+        """Free a consumer's allocations; True if this call freed them
+        (of concurrent releases of one consumer, exactly one gets True)."""
         return self._client.call(self._ctxt(ctxt), "release",
                                  consumer_uuid=consumer_uuid)
 

@@ -57,9 +57,12 @@ _V1_4 = dict(_V1_3, ComputeNode="1.4", NUMACell="1.1")
 # 1.5: statistics say which RPC API version the worker serves
 _V1_5 = dict(_V1_4, SchedulerStatistics="1.2")
 
+# 1.6: select_destinations takes ``replace`` (no object changed)
+_V1_6 = dict(_V1_5)
+
 #: RPC API version -> {object name: version}, oldest first
 OBJECT_VERSIONS = {"1.0": _V1_0, "1.2": _V1_2, "1.3": _V1_3, "1.4": _V1_4,
-                   "1.5": _V1_5}
+                   "1.5": _V1_5, "1.6": _V1_6}
 
 
 def parse(version):
