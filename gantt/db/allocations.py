@@ -38,9 +38,13 @@ unique key (:class:`ConsumerExists`); for a stored one, the consumer's
 generation compare-and-swap fails (``ConsumerConflict``). Unlike a
 provider race, neither is retried here or by the claimer: the winner's
 caller has been (or will be) told where its instance went, and claiming
-again would move the instance after that answer. The loser's caller gets
-the winner's claim as its answer (see :mod:`gantt.scheduler.held`) or
-``ConsumerConflict``.
+again would move the instance after that answer. A claim retried after a
+lost *provider* race keeps comparing the consumer against the generation
+its first attempt read (:class:`ConsumerPin`): on MariaDB the providers'
+compare-and-swap fails first when the other call's claim of the consumer
+is what moved them, and a fresh read would let the retry replace it.
+The loser's caller gets the winner's claim as its answer (see
+:mod:`gantt.scheduler.held`) or ``ConsumerConflict``.
 
 A release answers who released: of two releases of one consumer at once,
 both may read its allocations, but only the one whose ``DELETE`` removed
@@ -99,8 +103,30 @@ class ConsumerExists(exception.ClaimConflict):
     it must be made again as a replacement (``new=False``)."""
 
 
+class ConsumerPin:
+    """The consumer generation the first attempt of a claim read.
+
+    A claim that lost a provider race is attempted again; with a pin, each
+    attempt compares-and-swaps the consumer against the generation the
+    *first* attempt read, never a newer one. Otherwise an attempt after
+    another call's claim of the same consumer committed (which may be what
+    moved the provider's generation: on MariaDB the provider check comes
+    first and fails first) would read that claim and replace it.
+    """
+
+    _UNREAD = object()
+
+    def __init__(self):
+        self._seen = self._UNREAD
+
+    def read(self, conn, consumer_uuid):
+        if self._seen is self._UNREAD:
+            self._seen = _consumer_generation(conn, consumer_uuid)
+        return self._seen
+
+
 def claim(conn, consumer_uuid, allocations, *, project_id=None,
-          user_id=None, group=None, new=False):
+          user_id=None, group=None, new=False, pin=None):
     """Replace ``consumer_uuid``'s allocations with ``allocations``.
 
     Must run inside one transaction (``conn`` from ``Database.begin()``).
@@ -109,16 +135,17 @@ def claim(conn, consumer_uuid, allocations, *, project_id=None,
     :param group: a :class:`GroupClaim` to enforce, or None
     :param new: the caller believes the consumer holds nothing and is not
         stored: skip reading it (:class:`ConsumerExists` if it was wrong)
+    :param pin: a :class:`ConsumerPin` shared by the attempts of one claim
     :returns: list of :class:`ProviderState` for every provider touched
     :raises: ProviderNotFound, CapacityExceeded, GroupPolicyViolation,
-        ClaimConflict
+        ConsumerConflict, ClaimConflict
     """
     if new:
         return claim_new(conn, [NewClaim(consumer_uuid, allocations)],
                          project_id=project_id, user_id=user_id,
                          group=group)
     return _claim(conn, consumer_uuid, allocations, project_id=project_id,
-                  user_id=user_id, group=group)
+                  user_id=user_id, group=group, pin=pin)
 
 
 def claim_new(conn, claims, *, project_id=None, user_id=None, group=None):
@@ -250,13 +277,14 @@ def _at_once_statement(dialect, providers, consumers, rows, group):
 
 
 def _claim(conn, consumer_uuid, allocations, *, project_id=None,
-           user_id=None, group=None, migration_uuid=None, handed_over=None):
+           user_id=None, group=None, migration_uuid=None, handed_over=None,
+           pin=None):
     """The claim of a consumer that may be stored and hold allocations;
     with ``migration_uuid`` (a move, see gantt.db.moves), what the consumer
     holds passes to the migration consumer instead of being freed, unless
     the migration holds something already; ``handed_over(conn, now)`` is
     then called in the transaction."""
-    consumer_seen = _consumer_generation(conn, consumer_uuid)
+    consumer_seen = (pin or ConsumerPin()).read(conn, consumer_uuid)
     previous = _consumer_allocations(conn, consumer_uuid)
     heir = guard = None
     if migration_uuid is not None and previous:

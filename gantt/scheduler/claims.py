@@ -53,11 +53,12 @@ class Claimer:
         """
         if group is not None:
             allocations.ensure_group(self.db, group)
+        pin = allocations.ConsumerPin()
         return self._retrying(
             consumer_uuid, ",".join(sorted(allocation_map)),
             lambda conn: allocations.claim(
                 conn, consumer_uuid, allocation_map, project_id=project_id,
-                user_id=user_id, group=group, new=new))
+                user_id=user_id, group=group, new=new, pin=pin))
 
     def claim_new(self, claims, *, project_id=None, user_id=None,
                   group=None):
