@@ -7,6 +7,7 @@ Every answer is checked against the database, on MariaDB and PostgreSQL,
 against a real daemon with two workers.
 """
 
+import contextlib
 import os
 import signal
 import threading
@@ -20,7 +21,6 @@ from gantt import exception
 from gantt import rpc
 from gantt.rpcapi import client as rpc_client
 from gantt.tests import factories as f
-from gantt.tests import rabbit_node
 from gantt.tests.functional import invariants
 from gantt.tests.functional import test_contention
 from gantt.tests.functional import test_faults
@@ -161,23 +161,35 @@ def _call_in_the_background(call):
     return thread, outcome
 
 
-def test_heartbeats_keep_a_slow_call_alive(daemon_factory, server_db):
-    """The worker heartbeats while it works: a call longer than the call
-    monitor timeout (but within its own timeout) gets its answer."""
+@contextlib.contextmanager
+def _a_call_waiting_on_locked_rows(daemon_factory, server_db, monitor):
+    """A daemon of two workers, and a ``select_destinations`` (timeout
+    60 s, call monitor ``monitor``) that waits on provider rows the test
+    keeps locked until the block ends; yields (the daemon, the call's
+    outcome, filled in once it ends)."""
     daemon = daemon_factory(server_db.url, workers=2,
                             extra=test_contention.CORE_FILTERS)
     _fleet(daemon, 2)
     client = rpc_client.SchedulerClient(daemon.transport, daemon.topic,
-                                        timeout=60, call_monitor_timeout=2)
+                                        timeout=60,
+                                        call_monitor_timeout=monitor)
     unlock = _rows_locked(server_db.db)
     try:
         thread, outcome = _call_in_the_background(
             lambda: client.select_destinations(None, f.request(SMALL),
                                                f.uuids(1)))
-        time.sleep(6)             # three monitor timeouts
+        yield daemon, outcome
     finally:
         unlock()
     thread.join(60)
+
+
+def test_heartbeats_keep_a_slow_call_alive(daemon_factory, server_db):
+    """The worker heartbeats while it works: a call longer than the call
+    monitor timeout (but within its own timeout) gets its answer."""
+    with _a_call_waiting_on_locked_rows(daemon_factory, server_db,
+                                        monitor=2) as (_daemon, outcome):
+        time.sleep(6)             # three monitor timeouts
     assert "error" not in outcome, outcome
     assert outcome["seconds"] > 5
     _assert_matches_the_database(server_db.db, outcome["result"][0])
@@ -185,38 +197,37 @@ def test_heartbeats_keep_a_slow_call_alive(daemon_factory, server_db):
 
 def test_a_killed_worker_fails_the_call_within_the_monitor_timeout(
         daemon_factory, server_db):
-    daemon = daemon_factory(server_db.url, workers=2,
-                            extra=test_contention.CORE_FILTERS)
-    daemon.tracebacks_allowed_from.add("oslo_service.service")
-    _fleet(daemon, 2)
-    client = rpc_client.SchedulerClient(daemon.transport, daemon.topic,
-                                        timeout=60, call_monitor_timeout=4)
-    unlock = _rows_locked(server_db.db)
-    try:
-        thread, outcome = _call_in_the_background(
-            lambda: client.select_destinations(None, f.request(SMALL),
-                                               f.uuids(1)))
+    with _a_call_waiting_on_locked_rows(daemon_factory, server_db,
+                                        monitor=4) as (daemon, outcome):
         time.sleep(2)             # the call waits on the locked rows
         assert "seconds" not in outcome
         for pid in test_faults._worker_pids(daemon):
             os.kill(pid, signal.SIGKILL)
-        thread.join(60)
-    finally:
-        unlock()
+        deadline = time.monotonic() + 60
+        while "seconds" not in outcome and time.monotonic() < deadline:
+            time.sleep(0.1)
     assert isinstance(outcome.get("error"), messaging.MessagingTimeout), (
         outcome)
     assert outcome["seconds"] < 15
 
 
+def test_a_claim_moves_only_when_the_caller_asks(daemon):
+    _fleet(daemon, 4)
+    [uuid] = f.uuids(1)
+    [[small, *_]] = daemon.client.select_destinations(
+        None, f.request(SMALL), [uuid])
+    with pytest.raises(exception.ConsumerConflict, match="replace=True"):
+        daemon.client.select_destinations(None, f.request(LARGE), [uuid])
+    _assert_matches_the_database(daemon.database, [small])
+    [large] = daemon.client.select_destinations(
+        None, f.request(LARGE), [uuid], replace=True)
+    _assert_matches_the_database(daemon.database, large)
+    assert large[0].allocation_request.as_mapping() == {
+        large[0].compute_node_uuid: {"VCPU": 2, "MEMORY_MB": 2048,
+                                     "DISK_GB": 20}}
+
+
 # -- the broker restarts ----------------------------------------------------
-
-
-@pytest.fixture
-def private_broker():
-    node = rabbit_node.RabbitNode()
-    node.setUp()
-    yield node
-    node.cleanUp()
 
 
 def test_a_call_while_the_broker_is_down_ends_within_its_timeout(
