@@ -35,6 +35,7 @@ external callers send it.
 
 import dataclasses
 
+from kombu import exceptions as kombu_exc
 from oslo_config import cfg
 import oslo_messaging as messaging
 
@@ -107,6 +108,38 @@ class SendPlan:
         return cls(retry=retry, reconnect_s=spent, wait_s=total - spent)
 
 
+class _Sender:
+    """An oslo.messaging call context whose sends fail only with
+    oslo.messaging's exceptions.
+
+    NOTE: with a bounded ``retry``, oslo.messaging (18.x) turns a publish
+    that found no broker into MessageDeliveryFailure, but lets kombu's
+    OperationalError out when the connection pool has to open a new
+    connection and cannot: callers are promised MessagingException.
+    """
+
+    def __init__(self, context):
+        self._context = context
+
+    def prepare(self, **kwargs):
+        return _Sender(self._context.prepare(**kwargs))
+
+    def can_send_version(self, version):
+        return self._context.can_send_version(version)
+
+    def call(self, ctxt, method, **kwargs):
+        try:
+            return self._context.call(ctxt, method, **kwargs)
+        except kombu_exc.OperationalError as exc:
+            raise messaging.MessageDeliveryFailure(str(exc)) from exc
+
+    def cast(self, ctxt, method, **kwargs):
+        try:
+            self._context.cast(ctxt, method, **kwargs)
+        except kombu_exc.OperationalError as exc:
+            raise messaging.MessageDeliveryFailure(str(exc)) from exc
+
+
 def _reconnect_sleeps(conf):
     """The sleep before each reconnection attempt to RabbitMQ (kombu's
     back-off plus ``kombu_reconnect_delay``), as oslo.messaging's rabbit
@@ -157,8 +190,8 @@ class SchedulerClient:
                                       call_monitor_timeout=monitor)
         #: how each call spends its timeout (see SendPlan)
         self.send_plan = SendPlan.for_timeout(transport.conf, timeout)
-        self._client = self._client.prepare(
-            timeout=self.send_plan.wait_s, retry=self.send_plan.retry)
+        self._client = _Sender(self._client.prepare(
+            timeout=self.send_plan.wait_s, retry=self.send_plan.retry))
         self.stats_topic = rpcapi.stats_topic(topic, stats_topic)
         self._stats = rpc.get_client(
             transport, target(topic=self.stats_topic), timeout=timeout,

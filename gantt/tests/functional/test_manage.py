@@ -114,7 +114,7 @@ def test_upgrade_check_reminds_of_a_version_cap(tmp_path):
     assert code == 1, text
     assert "Check: RPC version cap Result: Warning" in text
     assert "[upgrade_levels] scheduler = 1.2" in text
-    assert "once every gantt-scheduler serves 1.6" in text
+    assert "scheduler serves 1.6" in text
     code, text = _status(tmp_path, "[upgrade_levels]\nscheduler = 2.0\n")
     assert code == 2, text
     assert "this code speaks RPC API 1.0 to 1.6" in text
