@@ -5,9 +5,7 @@ from oslo_config import cfg
 from oslo_messaging import opts as messaging_opts
 import pytest
 
-from gantt import conf as gantt_conf
 from gantt import exception
-from gantt import rpc
 from gantt.rpcapi import client as rpc_client
 from gantt.tests import factories
 
@@ -46,16 +44,6 @@ def test_without_a_timeout_the_transports_default_is_spent():
     conf.set_override("rpc_response_timeout", 40)
     plan = rpc_client.SendPlan.for_timeout(conf, None)
     assert plan.wait_s + plan.reconnect_s == 40
-
-
-@pytest.fixture
-def fake_transport():
-    conf = cfg.ConfigOpts()
-    gantt_conf.register_opts(conf)
-    conf([], project="gantt")
-    transport = rpc.get_transport(conf, url="fake:///")
-    yield transport
-    transport.cleanup()
 
 
 def test_another_driver_keeps_its_own_retries_and_the_whole_wait(

@@ -141,16 +141,6 @@ def test_a_request_spec_capped_at_1_0_drops_the_tree_constraints():
     assert "root_required" not in primitive["gantt_object.data"]
 
 
-@pytest.fixture
-def fake_transport():
-    conf = cfg.ConfigOpts()
-    gantt_conf.register_opts(conf)
-    conf([], project="gantt")
-    transport = rpc.get_transport(conf, url="fake:///")
-    yield transport
-    transport.cleanup()
-
-
 @pytest.mark.parametrize("method,args", [
     ("report_resource_stats", (None, None)),
     ("get_allocation_candidates", (None, None)),
