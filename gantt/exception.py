@@ -73,6 +73,19 @@ class ClaimConflict(GanttException):
     code = "gantt.claim_conflict"
 
 
+class ConsumerConflict(ClaimConflict):
+    """The consumer's claim changed under this call, or it holds a claim
+    the call would have to replace without being asked to.
+
+    Nothing was changed by the call that gets it. A caller may read the
+    consumer's claim again and retry, release it first, or (for
+    ``select_destinations``) ask for a replacement with ``replace=True``.
+    """
+
+    msg_fmt = "Consumer %(consumer)s: %(reason)s"
+    code = "gantt.consumer_conflict"
+
+
 class CapacityExceeded(GanttException):
     msg_fmt = ("Provider %(provider)s cannot supply %(amount)d "
                "%(resource_class)s to consumer %(consumer)s: %(reason)s")

@@ -48,6 +48,12 @@ import oslo_messaging as messaging  # noqa: E402
 EXCHANGE = "gantt"
 #: the RPC API version this client speaks
 RPC_API_VERSION = "1.0"
+#: seconds a call may go without hearing from the worker serving it (whole
+#: seconds, at least 2: workers heartbeat every half of it)
+CALL_MONITOR_TIMEOUT = 10
+#: reconnections to the broker allowed to send a call: with the default
+#: back-off (1 s, then 3 s, plus 1 s each), 2 of them sleep up to 6 s
+SEND_RETRIES = 2
 #: the serial namespace of every Gantt object primitive
 NS = "gantt_object"
 
@@ -218,8 +224,14 @@ def run(args, out):
     transport = messaging.get_rpc_transport(conf, url=args.transport_url)
     target = messaging.Target(exchange=EXCHANGE, topic=args.topic,
                               version=RPC_API_VERSION)
-    # no serializer: arguments go out and replies come back as plain JSON
-    client = messaging.get_rpc_client(transport, target, timeout=args.timeout)
+    # no serializer: arguments go out and replies come back as plain JSON.
+    # call_monitor_timeout: the worker serving a call heartbeats every half
+    # of it, so a worker killed mid-call costs that long, not the timeout;
+    # retry: a bounded number of reconnections to send a call (by default
+    # oslo.messaging reconnects forever before the timeout even starts)
+    client = messaging.get_rpc_client(
+        transport, target, timeout=args.timeout,
+        call_monitor_timeout=CALL_MONITOR_TIMEOUT, retry=SEND_RETRIES)
     # the context is any JSON dict; request_id ties the scheduler's logs
     ctxt = {"request_id": "req-" + str(uuid.uuid4()),
             "project_id": "example-project", "user_id": "example-user"}

@@ -30,6 +30,25 @@ The compare-and-swap comes before any write so that two claims racing for
 one provider meet on that provider's row and nowhere else: the loser waits
 on the row lock, finds the generation moved and gives up before it has
 locked anything in the allocations table, which keeps deadlocks rare.
+
+Two claims for one *consumer* (a duplicate call, a retry racing the call
+whose reply was lost) meet on the consumer's row: for a new consumer, the
+second ``INSERT`` waits for the first transaction and then fails on the
+unique key (:class:`ConsumerExists`); for a stored one, the consumer's
+generation compare-and-swap fails (``ConsumerConflict``). Unlike a
+provider race, neither is retried here or by the claimer: the winner's
+caller has been (or will be) told where its instance went, and claiming
+again would move the instance after that answer. A claim retried after a
+lost *provider* race keeps comparing the consumer against the generation
+its first attempt read (:class:`ConsumerPin`): on MariaDB the providers'
+compare-and-swap fails first when the other call's claim of the consumer
+is what moved them, and a fresh read would let the retry replace it.
+The loser's caller gets the winner's claim as its answer (see
+:mod:`gantt.scheduler.held`) or ``ConsumerConflict``.
+
+A release answers who released: of two releases of one consumer at once,
+both may read its allocations, but only the one whose ``DELETE`` removed
+rows reports them freed (:func:`release`).
 """
 
 import collections
@@ -84,8 +103,30 @@ class ConsumerExists(exception.ClaimConflict):
     it must be made again as a replacement (``new=False``)."""
 
 
+class ConsumerPin:
+    """The consumer generation the first attempt of a claim read.
+
+    A claim that lost a provider race is attempted again; with a pin, each
+    attempt compares-and-swaps the consumer against the generation the
+    *first* attempt read, never a newer one. Otherwise an attempt after
+    another call's claim of the same consumer committed (which may be what
+    moved the provider's generation: on MariaDB the provider check comes
+    first and fails first) would read that claim and replace it.
+    """
+
+    _UNREAD = object()
+
+    def __init__(self):
+        self._seen = self._UNREAD
+
+    def read(self, conn, consumer_uuid):
+        if self._seen is self._UNREAD:
+            self._seen = _consumer_generation(conn, consumer_uuid)
+        return self._seen
+
+
 def claim(conn, consumer_uuid, allocations, *, project_id=None,
-          user_id=None, group=None, new=False):
+          user_id=None, group=None, new=False, pin=None):
     """Replace ``consumer_uuid``'s allocations with ``allocations``.
 
     Must run inside one transaction (``conn`` from ``Database.begin()``).
@@ -94,16 +135,17 @@ def claim(conn, consumer_uuid, allocations, *, project_id=None,
     :param group: a :class:`GroupClaim` to enforce, or None
     :param new: the caller believes the consumer holds nothing and is not
         stored: skip reading it (:class:`ConsumerExists` if it was wrong)
+    :param pin: a :class:`ConsumerPin` shared by the attempts of one claim
     :returns: list of :class:`ProviderState` for every provider touched
     :raises: ProviderNotFound, CapacityExceeded, GroupPolicyViolation,
-        ClaimConflict
+        ConsumerConflict, ClaimConflict
     """
     if new:
         return claim_new(conn, [NewClaim(consumer_uuid, allocations)],
                          project_id=project_id, user_id=user_id,
                          group=group)
     return _claim(conn, consumer_uuid, allocations, project_id=project_id,
-                  user_id=user_id, group=group)
+                  user_id=user_id, group=group, pin=pin)
 
 
 def claim_new(conn, claims, *, project_id=None, user_id=None, group=None):
@@ -235,13 +277,14 @@ def _at_once_statement(dialect, providers, consumers, rows, group):
 
 
 def _claim(conn, consumer_uuid, allocations, *, project_id=None,
-           user_id=None, group=None, migration_uuid=None, handed_over=None):
+           user_id=None, group=None, migration_uuid=None, handed_over=None,
+           pin=None):
     """The claim of a consumer that may be stored and hold allocations;
     with ``migration_uuid`` (a move, see gantt.db.moves), what the consumer
     holds passes to the migration consumer instead of being freed, unless
     the migration holds something already; ``handed_over(conn, now)`` is
     then called in the transaction."""
-    consumer_seen = _consumer_generation(conn, consumer_uuid)
+    consumer_seen = (pin or ConsumerPin()).read(conn, consumer_uuid)
     previous = _consumer_allocations(conn, consumer_uuid)
     heir = guard = None
     if migration_uuid is not None and previous:
@@ -310,7 +353,13 @@ def _insert_allocations(conn, rows, now):
 def release(conn, consumer_uuid):
     """Delete every allocation of ``consumer_uuid``; a no-op if none.
 
-    :returns: list of :class:`ProviderState` for the providers freed
+    Of two releases of one consumer at once, only the one whose ``DELETE``
+    removed the rows reports them freed: the other read them too, but its
+    ``DELETE`` waited on the first one's row locks and found nothing left
+    (a locking statement sees the latest commit on both databases).
+
+    :returns: list of :class:`ProviderState` for the providers freed, empty
+        when this transaction freed nothing
     """
     previous = _consumer_allocations(conn, consumer_uuid)
     if previous:
@@ -319,10 +368,11 @@ def release(conn, consumer_uuid):
         # Providers first, as in a claim, so both lock in the same order.
         conn.execute(RP.update().where(RP.c.id.in_(sorted(previous))).values(
             generation=RP.c.generation + 1))
-    conn.execute(ALLOC.delete().where(ALLOC.c.consumer_uuid == consumer_uuid))
+    deleted = conn.execute(ALLOC.delete().where(
+        ALLOC.c.consumer_uuid == consumer_uuid)).rowcount
     conn.execute(CONSUMERS.delete().where(
         CONSUMERS.c.uuid == consumer_uuid))
-    if not previous:
+    if not previous or not deleted:
         return []
     rows = conn.execute(sa.select(RP.c.id, RP.c.uuid, RP.c.generation).where(
         RP.c.id.in_(list(previous)))).all()
@@ -681,17 +731,25 @@ def _write_consumer(conn, consumer_uuid, seen, project_id, user_id,
             conn.execute(CONSUMERS.insert().values(
                 uuid=consumer_uuid, generation=0, created_at=now, **values))
         except db_exc.DBDuplicateEntry:
-            raise exception.ClaimConflict(
-                provider="consumer", seen=None,
-                consumer=consumer_uuid) from None
+            raise _consumer_changed(consumer_uuid, None) from None
         return
     updated = conn.execute(
         CONSUMERS.update().where(CONSUMERS.c.uuid == consumer_uuid)
         .where(CONSUMERS.c.generation == seen)
         .values(updated_at=now, generation=seen + 1, **values)).rowcount
     if updated != 1:
-        raise exception.ClaimConflict(provider="consumer", seen=seen,
-                                      consumer=consumer_uuid)
+        raise _consumer_changed(consumer_uuid, seen)
+
+
+def _consumer_changed(consumer_uuid, seen):
+    """The consumer's compare-and-swap failed: another claim or release of
+    it committed since this transaction read it. Not retried (see the
+    module docstring): the caller is told."""
+    return exception.ConsumerConflict(
+        consumer=consumer_uuid,
+        reason="its claim changed while this call was placing it "
+               "(generation %s was read); nothing was changed" % (
+                   "none" if seen is None else seen))
 
 
 def _bump_generations(conn, providers, consumer_uuid):

@@ -51,6 +51,14 @@ def _expect_uuids(values, name):
     return list(values)
 
 
+def _expect_flag(value, name):
+    if not isinstance(value, bool):
+        raise exception.InvalidRequest(
+            reason="%s must be true or false, got %s" % (
+                name, type(value).__name__))
+    return value
+
+
 class SchedulerEndpoint:
     # 1.3: provider trees, standalone providers, allocation candidates and
     # moves (see the history in client.py); the client still sends older
@@ -74,7 +82,7 @@ class SchedulerEndpoint:
 
     @rpc.expected_exceptions(*_CALL_ERRORS)
     def select_destinations(self, ctxt, request_spec, instance_uuids,
-                            return_alternates=True):
+                            return_alternates=True, replace=False):
         spec = _expect(request_spec, request_spec_obj.RequestSpec,
                        "request_spec")
         uuids = _expect_uuids(instance_uuids, "instance_uuids")
@@ -82,7 +90,8 @@ class SchedulerEndpoint:
         self.notifier.start(ctxt, spec, uuids)
         try:
             lists = self.manager.select_destinations(
-                spec, uuids, return_alternates=bool(return_alternates))
+                spec, uuids, return_alternates=bool(return_alternates),
+                replace=_expect_flag(replace, "replace"))
         except _CALL_ERRORS as exc:
             self.notifier.error(ctxt, spec, uuids, exc)
             raise

@@ -560,7 +560,8 @@ ARGUMENTS = {
     "update_resource_stats": {"compute_node": _NODE},
     "select_destinations": {"request_spec": _SPEC,
                             "instance_uuids": _instances_arg,
-                            "return_alternates": _boolean},
+                            "return_alternates": _boolean,
+                            "replace": _boolean},
     "reclaim": {"instance_uuid": _UUID,
                 "failed_selection": _object_arg("Selection", True),
                 "alternates": _list_of(_object_of("Selection"))},
@@ -590,6 +591,8 @@ ARGUMENTS = {
                    "migration_uuid": _UUID, "return_alternates": _boolean},
     "confirm_move": {"migration_uuid": _UUID},
     "revert_move": {"instance_uuid": _UUID, "migration_uuid": _UUID},
+    "reset_report_sequence": {"host": _short_string},
+    "report_sequence_reset": {"provider_uuid": _UUID},
 }
 
 

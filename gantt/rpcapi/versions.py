@@ -60,10 +60,12 @@ _V1_5 = dict(_V1_4, SchedulerStatistics="1.2")
 # 1.6: agents say which boot a report is from; the operator's
 # reset_report_sequence (call) and report_sequence_reset (fanout cast)
 _V1_6 = dict(_V1_5, ComputeNode="1.5")
+# 1.7: select_destinations takes ``replace`` (no object changed)
+_V1_7 = dict(_V1_6)
 
 #: RPC API version -> {object name: version}, oldest first
 OBJECT_VERSIONS = {"1.0": _V1_0, "1.2": _V1_2, "1.3": _V1_3, "1.4": _V1_4,
-                   "1.5": _V1_5, "1.6": _V1_6}
+                   "1.5": _V1_5, "1.6": _V1_6, "1.7": _V1_7}
 
 
 def parse(version):

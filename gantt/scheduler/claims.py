@@ -6,6 +6,12 @@ another transaction won the race (a generation moved, or the database
 reported a deadlock or serialization failure). A retry re-reads everything,
 so it succeeds whenever the room is still there; when the room is gone the
 caller gets ``CapacityExceeded`` and moves to its next candidate.
+
+A race over a *consumer* is never retried: if another call claimed or
+released the same consumer since this transaction read it, the caller gets
+``ConsumerConflict``. Retrying would replace the other call's claim after
+that call had answered with it, and its caller would then build on a host
+that holds nothing.
 """
 
 import logging
@@ -41,16 +47,18 @@ class Claimer:
             claim skips reading it, and raises ConsumerExists if it was
         :returns: the touched providers' new states
         :raises: CapacityExceeded, GroupPolicyViolation, ProviderNotFound,
-            ConsumerExists, ClaimConflict (only after every retry lost its
-            race)
+            ConsumerExists, ConsumerConflict (another call changed the
+            consumer meanwhile), ClaimConflict (only after every retry
+            lost its race)
         """
         if group is not None:
             allocations.ensure_group(self.db, group)
+        pin = allocations.ConsumerPin()
         return self._retrying(
             consumer_uuid, ",".join(sorted(allocation_map)),
             lambda conn: allocations.claim(
                 conn, consumer_uuid, allocation_map, project_id=project_id,
-                user_id=user_id, group=group, new=new))
+                user_id=user_id, group=group, new=new, pin=pin))
 
     def claim_new(self, claims, *, project_id=None, user_id=None,
                   group=None):
@@ -106,8 +114,11 @@ class Claimer:
             try:
                 with self.db.begin() as conn:
                     return work(conn)
-            except allocations.ConsumerExists:
-                raise      # no race: the caller's belief was wrong
+            except (allocations.ConsumerExists, exception.ConsumerConflict):
+                # no race over room: the caller's belief was wrong, or
+                # another call changed this consumer's claim; claiming
+                # again would silently replace what that call answered
+                raise
             except exception.ClaimConflict as exc:
                 last = exc
             except db_exc.DBConnectionError as exc:
@@ -132,7 +143,11 @@ class Claimer:
         raise last
 
     def release(self, consumer_uuid):
-        """Drop every allocation of the consumer (idempotent)."""
+        """Drop every allocation of the consumer (idempotent).
+
+        :returns: the freed providers' states; empty when this call freed
+            nothing (of two releases at once, one gets them)
+        """
         for attempt in range(self.conflict_retries + 1):
             try:
                 with self.db.begin() as conn:

@@ -38,6 +38,7 @@ from gantt.scheduler import candidates
 from gantt.scheduler import claims
 from gantt.scheduler import explain as explain_mod
 from gantt.scheduler import filters as filters_base
+from gantt.scheduler import held as held_mod
 from gantt.scheduler import host_cache
 from gantt.scheduler import host_identity
 from gantt.scheduler import host_view
@@ -70,6 +71,11 @@ def _database_outage_is_retryable(method):
 #: errors after which a claim moves on to the next candidate host
 _NEXT_CANDIDATE = (exception.CapacityExceeded, exception.ClaimConflict,
                    exception.GroupPolicyViolation, exception.ProviderNotFound)
+
+#: a race over the consumer itself (ClaimConflicts too, caught first):
+#: another host would not help, and claiming again would replace what the
+#: other call answered
+_CONSUMER_RACE = (db_allocations.ConsumerExists, exception.ConsumerConflict)
 
 
 class Counters:
@@ -353,43 +359,49 @@ class SchedulerManager:
 
     @_database_outage_is_retryable
     def select_destinations(self, spec, instance_uuids,
-                            return_alternates=True):
+                            return_alternates=True, replace=False):
         """Place every instance, or none of them.
 
+        Instances that hold claims already (a retried call whose reply was
+        lost, or a duplicate running at the same time) get those claims
+        back unchanged when they satisfy the request; see
+        :mod:`gantt.scheduler.held`.
+
+        :param replace: move the instances' claims if they hold any (their
+            room counts as free); by default an existing claim is never
+            moved
         :returns: one list per instance: ``[claimed, alternates...]``
-        :raises: InvalidRequest, NoValidHost
+        :raises: InvalidRequest, NoValidHost, ConsumerConflict (a claim
+            held that does not satisfy the request, or changed meanwhile)
         """
         started = time.monotonic()
         self.counters.add("requests")
         request = request_mod.from_spec(spec, instance_uuids, self.lookup)
         try:
-            try:
+            if replace:
+                # their claims, if any, are replaced: their room is free
+                view, cands, claimed = self._claim_request(
+                    request, instance_uuids, retried=True)
+            else:
                 # most calls are new: their instances are claimed as new
                 # consumers, without first asking whether they hold any
                 view, cands, claimed = self._claim_request(
                     request, instance_uuids, retried=False)
-            except exception.NoValidHost:
-                if not self.claimer.allocations_of(instance_uuids):
+        except (exception.NoValidHost, db_allocations.ConsumerExists) as exc:
+            held = (self.claimer.allocations_of(instance_uuids)
+                    if not replace else None)
+            if not held:
+                if isinstance(exc, exception.NoValidHost):
+                    self.counters.add("no_valid_host")
                     raise
-                retry = True   # the room they hold may be what was missing
-            except db_allocations.ConsumerExists:
-                retry = True
-            else:
-                retry = False
-            if retry:
-                # a retried call (the reply to the first was lost): its
-                # instances hold claims, which this call replaces; start
-                # over with the room they hold counted as free
-                LOG.info("Instances of this request hold claims already (a "
-                         "retried call); placing them again as "
-                         "replacements")
-                request = request_mod.from_spec(spec, instance_uuids,
-                                                self.lookup)
-                view, cands, claimed = self._claim_request(
-                    request, instance_uuids, retried=True)
-        except exception.NoValidHost:
-            self.counters.add("no_valid_host")
-            raise
+                raise exception.ConsumerConflict(
+                    consumer=",".join(instance_uuids),
+                    reason="another call claimed these instances and gave "
+                           "them up meanwhile; retry") from None
+            # the reply to an earlier call was lost, or a duplicate of
+            # this call won the race: the claims held are the answer
+            return self._held_answer(spec, instance_uuids, held,
+                                     return_alternates)
         # alternates are chosen once every instance is claimed, so that they
         # respect the whole request (siblings' usage, the group's new hosts)
         reweigh = len(claimed) > 1 or request.instance_group is not None
@@ -413,8 +425,9 @@ class SchedulerManager:
 
         :param retried: the instances may hold claims (of an earlier call)
             that these replace; otherwise they are claimed as new, and
-            ConsumerExists is raised if one was stored (claims made so far
-            stand: a retried attempt replaces them)
+            ConsumerExists is raised if one was stored (the claims this
+            call made so far are undone first: the held ones are another
+            call's, and the answer is theirs)
         :returns: (the view, the candidates, the claimed instances)
         """
         view = self._view()
@@ -436,6 +449,7 @@ class SchedulerManager:
                                                held.get(uuid, ()),
                                                claim=claim))
         except db_allocations.ConsumerExists:
+            self._roll_back(sorted(c[0] for c in claimed))
             raise
         except exception.NoValidHost:
             # a failed answer leaves none of these instances allocated, even
@@ -449,6 +463,28 @@ class SchedulerManager:
                             best_effort=True)
             raise
         return view, cands, claimed
+
+    def _held_answer(self, spec, instance_uuids, held, return_alternates):
+        """``[claimed, alternates…]`` per instance from the claims they
+        hold, unchanged (alternates as for a new call).
+
+        :raises: ConsumerConflict unless each holds a claim satisfying the
+            request (see :mod:`gantt.scheduler.held`)
+        """
+        request = request_mod.from_spec(spec, instance_uuids, self.lookup)
+        view = self._view()
+        found = held_mod.held_claims(view, request, held, instance_uuids)
+        cands = candidates.for_request(view, request, self.conf)
+        weighed = self._weigh_again(view, request, cands)
+        weights = dict(zip(weighed.rows.tolist(), weighed.totals.tolist(),
+                           strict=True))
+        LOG.info("Instances %s hold claims satisfying this request already "
+                 "(a retried or duplicate call): answering with them",
+                 ", ".join(instance_uuids))
+        return [self._selections(
+            view, request, (c.consumer_uuid, c.row, weights.get(c.row, 0.0),
+                            weighed, c.allocations),
+            return_alternates, weighed) for c in found]
 
     def _count_out_previous_claims(self, view, request, instance_uuids):
         """Give this request the room its instances already hold.
@@ -532,7 +568,7 @@ class SchedulerManager:
                     project_id=request.spec.project_id,
                     user_id=request.spec.user_id,
                     group=_group_claim(request))
-            except db_allocations.ConsumerExists:
+            except _CONSUMER_RACE:
                 self.cache.unreserve(mark)
                 raise
             except _NEXT_CANDIDATE as exc:
@@ -609,7 +645,7 @@ class SchedulerManager:
                     project_id=request.spec.project_id,
                     user_id=request.spec.user_id,
                     group=_group_claim(request))
-            except db_allocations.ConsumerExists:
+            except _CONSUMER_RACE:
                 raise
             except _NEXT_CANDIDATE as exc:
                 LOG.info("Claiming %d instances in one transaction failed "
@@ -896,6 +932,8 @@ class SchedulerManager:
                     instance_uuid, alt.allocation_request.as_mapping(),
                     project_id=owner.project_id, user_id=owner.user_id,
                     group=owner.group)
+            except _CONSUMER_RACE:
+                raise
             except _NEXT_CANDIDATE as exc:
                 reasons.append("%s: %s" % (alt.service_host, exc))
                 continue

@@ -1,7 +1,10 @@
 """pytest glue: expose the fixtures.Fixture classes as pytest fixtures."""
 
+from oslo_config import cfg
 import pytest
 
+from gantt import conf as gantt_conf
+from gantt import rpc
 from gantt.tests import fixtures as gantt_fixtures
 
 
@@ -32,3 +35,14 @@ def manager(conf, sqlite_db):
     mgr = manager_mod.SchedulerManager(conf, sqlite_db)
     mgr.load_cache()
     return mgr
+
+
+@pytest.fixture
+def fake_transport():
+    """An oslo.messaging transport on the in-process fake driver."""
+    conf = cfg.ConfigOpts()
+    gantt_conf.register_opts(conf)
+    conf([], project="gantt")
+    transport = rpc.get_transport(conf, url="fake:///")
+    yield transport
+    transport.cleanup()

@@ -18,6 +18,7 @@ from gantt import rpc
 from gantt.cmd import common
 from gantt.rpcapi import client as rpc_client
 from gantt.tests import fixtures as gantt_fixtures
+from gantt.tests import rabbit_node
 
 RABBIT_URL = os.environ.get("GANTT_TEST_TRANSPORT_URL",
                             "rabbit://guest:guest@127.0.0.1:5672/")
@@ -180,6 +181,17 @@ def _tracebacks(log, allowed):
         if logger not in allowed:
             found.append(line)
     return found
+
+
+@pytest.fixture
+def private_broker():
+    """A RabbitMQ node of the test's own, to stop and start (see
+    gantt.tests.rabbit_node); ask for it before ``daemon_factory`` so
+    that it outlives the daemons."""
+    node = rabbit_node.RabbitNode()
+    node.setUp()
+    yield node
+    node.cleanUp()
 
 
 @pytest.fixture

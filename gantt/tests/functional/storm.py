@@ -2,7 +2,7 @@
 
 Each caller behaves as a careful conductor: a NoValidHost is an answer; a
 lost reply (timeout, broker gone) is retried with the same instance uuids,
-which replaces any claim the lost call made; a caller that gives up
+which answers with any claim the lost call made; a caller that gives up
 releases its uuids so that nothing it asked for is left allocated.
 """
 
@@ -16,9 +16,11 @@ import oslo_messaging as messaging
 from gantt import exception
 
 #: answers after which a careful conductor asks again with the same uuids
+#: (ConsumerConflict: its earlier call for them, whose reply it lost, was
+#: still placing them)
 TRANSIENT = (messaging.MessagingTimeout, messaging.MessageDeliveryFailure,
              messaging.MessagingException, ConnectionError, OSError,
-             exception.ServiceUnavailable)
+             exception.ServiceUnavailable, exception.ConsumerConflict)
 
 
 @dataclasses.dataclass

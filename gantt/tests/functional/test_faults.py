@@ -9,13 +9,11 @@ import signal
 import threading
 import time
 
-import pytest
 import sqlalchemy as sa
 
 from gantt import rpc
 from gantt.rpcapi import client as rpc_client
 from gantt.tests import factories as f
-from gantt.tests import rabbit_node
 from gantt.tests.functional import invariants
 from gantt.tests.functional import storm
 from gantt.tests.functional import test_contention
@@ -98,14 +96,6 @@ def _wait_fresh(client, hosts, since, workers, timeout):
         time.sleep(0.05)
     raise AssertionError("caches not fresh after %ds (%d of %d workers)"
                          % (timeout, len(fresh_workers), workers))
-
-
-@pytest.fixture
-def private_broker():
-    node = rabbit_node.RabbitNode()
-    node.setUp()
-    yield node
-    node.cleanUp()
 
 
 # private_broker first: fixtures are torn down in reverse, so the broker

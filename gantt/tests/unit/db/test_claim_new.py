@@ -1,6 +1,8 @@
 """Claims of new consumers: one at a time (``new=True``) and many in one
 transaction (``claim_new``), on SQLite, MariaDB and PostgreSQL."""
 
+import threading
+
 import pytest
 import sqlalchemy as sa
 
@@ -244,3 +246,34 @@ def test_a_member_that_read_before_another_member_committed_loses(
         assert allocations.group_hosts(conn, GROUP) == {"h2": 1}
     with pytest.raises(exception.GroupPolicyViolation):
         _claim_new(sdb, [(VM1, {H2: {"VCPU": 1}})], group=group)
+
+
+def test_a_claim_whose_consumer_another_call_changed_is_not_retried(
+        server_db, monkeypatch):
+    """Two calls replace one consumer's claim at once: the one that read
+    the consumer before the other committed must fail, typed, rather than
+    retry and silently move the claim the other call has answered with."""
+    db = _two_hosts(server_db)
+    claimer = claims.Claimer(db)
+    claimer.claim(VM1, {H1: {"VCPU": 1}})
+    read = allocations._consumer_generation
+    raced = []
+
+    def read_then_lose_the_race(conn, uuid):
+        seen = read(conn, uuid)
+        if not raced:
+            # the other call commits between this read and the write
+            raced.append(threading.Thread(target=claims.Claimer(db).claim,
+                                          args=(VM1, {H2: {"VCPU": 2}})))
+            raced[0].start()
+            raced[0].join(30)
+        return seen
+
+    monkeypatch.setattr(allocations, "_consumer_generation",
+                        read_then_lose_the_race)
+    with pytest.raises(exception.ConsumerConflict, match=VM1):
+        claimer.claim(VM1, {H1: {"VCPU": 3}})
+    # MariaDB finds the providers changed first (a race it retries); the
+    # consumer's change is never retried
+    assert claimer.conflicts <= 1
+    assert _held(db, VM1) == {H2: {"VCPU": 2}}

@@ -204,7 +204,7 @@ def test_consumer_compare_and_swap(db, stale):
     consumer generation (or none) must not commit."""
     _claim(db, VM1, {H1: {"VCPU": 1}})
     _claim(db, VM1, {H2: {"VCPU": 1}})          # generation 0 -> 1
-    with (pytest.raises(exception.ClaimConflict, match="consumer"),
+    with (pytest.raises(exception.ConsumerConflict, match="changed"),
           db.begin() as conn):
         allocations._write_consumer(conn, VM1, stale, None, None, None,
                                     sa.func.current_timestamp())

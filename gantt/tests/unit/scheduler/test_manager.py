@@ -235,14 +235,36 @@ def test_multi_instance_request_is_all_or_nothing(manager):
     assert len(_select(manager, 2)) == 2
 
 
-def test_a_retried_call_replaces_the_consumers_allocation(manager):
+def test_a_retried_call_gets_the_claim_it_holds_unchanged(manager):
+    """A lost reply: asking again answers with the claim already held,
+    whatever host a new choice would pick."""
+    for name in ("h1", "h2", "h3"):
+        _sized(manager, name, 4)
+    [uuid] = factories.uuids(1)
+    [[first, *_]] = manager.select_destinations(_spec(), [uuid])
+    for _ in range(10):
+        [[again, *alternates]] = manager.select_destinations(_spec(), [uuid])
+        assert again.claimed
+        assert again.service_host == first.service_host
+        assert again.allocation_request.as_mapping() == (
+            first.allocation_request.as_mapping())
+        assert first.service_host not in {a.service_host
+                                          for a in alternates}
+    assert _used(manager.db) == {first.service_host: {
+        "VCPU": 1, "MEMORY_MB": 1024, "DISK_GB": 10}}
+
+
+def test_a_claim_is_moved_only_when_asked_to(manager):
     _sized(manager, "h1", 2)
     _sized(manager, "h2", 1)
     [uuid] = factories.uuids(1)
     manager.select_destinations(_spec(), [uuid])
-    manager.select_destinations(_spec(), [uuid])
+    before = _used(manager.db)
     big = _spec(factories.flavor(vcpus=2, memory_mb=2048, root_gb=20))
-    [[claimed, *_]] = manager.select_destinations(big, [uuid])
+    with pytest.raises(exception.ConsumerConflict, match="replace=True"):
+        manager.select_destinations(big, [uuid])
+    assert _used(manager.db) == before
+    [[claimed, *_]] = manager.select_destinations(big, [uuid], replace=True)
 
     rows = _allocations(manager.db)
     assert {consumer for _h, consumer, _rc, _u in rows} == {uuid}
@@ -250,6 +272,25 @@ def test_a_retried_call_replaces_the_consumers_allocation(manager):
         "VCPU": 2, "MEMORY_MB": 2048, "DISK_GB": 20}}
     for host in ("h1", "h2"):
         assert _cache_used(manager, host) == _used(manager.db).get(host, {})
+
+
+def test_instances_of_which_only_some_hold_claims_conflict(manager):
+    _sized(manager, "h1", 4)
+    uuids = factories.uuids(2)
+    manager.select_destinations(_spec(), uuids[:1])
+    before = _used(manager.db)
+    with pytest.raises(exception.ConsumerConflict, match=uuids[1]):
+        manager.select_destinations(_spec(), uuids)
+    assert _used(manager.db) == before
+    assert _cache_used(manager, "h1") == before["h1"]
+
+
+def test_release_says_whether_this_call_freed_the_claim(manager):
+    _sized(manager, "h1", 4)
+    [uuid] = factories.uuids(1)
+    manager.select_destinations(_spec(), [uuid])
+    assert manager.release(uuid) is True
+    assert manager.release(uuid) is False
 
 
 # -- server groups ------------------------------------------------------------
@@ -708,7 +749,7 @@ def test_a_retried_call_can_reuse_the_room_it_already_holds(manager):
     assert _hosts_of(manager.db, uuids[0]) == {"only"}
 
 
-def test_a_retried_call_that_fails_leaves_the_instance_unallocated(manager):
+def test_a_replacement_that_fails_leaves_the_instance_unallocated(manager):
     manager.update_resource_stats(factories.compute_node_obj(
         "only", vcpus=2, memory_mb=4096, disk_gb=40))
     uuids = factories.uuids(1)
@@ -716,8 +757,13 @@ def test_a_retried_call_that_fails_leaves_the_instance_unallocated(manager):
         vcpus=1, memory_mb=1024, root_gb=10)), uuids)
     too_big = factories.request(factories.flavor(vcpus=4, memory_mb=1024,
                                                  root_gb=10))
-    with pytest.raises(exception.NoValidHost):
+    # not asked to replace it: the claim stays as it is
+    with pytest.raises(exception.ConsumerConflict):
         manager.select_destinations(too_big, uuids)
+    assert _hosts_of(manager.db, uuids[0]) == {"only"}
+    # asked to: the caller is told no, and nothing is left allocated
+    with pytest.raises(exception.NoValidHost):
+        manager.select_destinations(too_big, uuids, replace=True)
     assert _hosts_of(manager.db, uuids[0]) == set()
 
 
