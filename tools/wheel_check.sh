@@ -108,15 +108,19 @@ case $WHERE in
     *) fail "gantt imported from $WHERE, not from the installed wheel" ;;
 esac
 
-step "--version of every command is the wheel's version"
-for cmd in gantt-scheduler gantt-manage gantt-status gantt gantt-demo; do
-    got=$("$VENV/bin/$cmd" --version 2>&1) || fail "$cmd --version: $got"
-    # "<version>" (oslo.config) or "<command> <version>" (cliff)
-    [ "$got" = "$BUILT" ] || [ "$got" = "$cmd $BUILT" ] ||
-        fail "$cmd --version says '$got', not '$BUILT'"
-done
+step "--version of every command is the wheel's version and commit"
+BUILD=$BUILT
 if [ -d "$SRC/.git" ]; then
     SHA=$(git -C "$SRC" rev-parse --short=7 HEAD)
+    BUILD="$BUILT (git $SHA)"
+fi
+for cmd in gantt-scheduler gantt-manage gantt-status gantt gantt-demo; do
+    got=$("$VENV/bin/$cmd" --version 2>&1) || fail "$cmd --version: $got"
+    # "<build>" (oslo.config) or "<command> <build>" (cliff)
+    [ "$got" = "$BUILD" ] || [ "$got" = "$cmd $BUILD" ] ||
+        fail "$cmd --version says '$got', not '$BUILD'"
+done
+if [ -d "$SRC/.git" ]; then
     "$VENV/bin/python" -c 'import json, sys
 from importlib import metadata
 sha = json.loads(metadata.distribution("gantt").read_text("pbr.json"))

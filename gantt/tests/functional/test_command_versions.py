@@ -2,7 +2,8 @@
 
 ``--version`` prints the version of the installed distribution, which pbr
 computed from git when it was built (``0.1.0.dev93``: the 93rd commit
-towards 0.1.0, or the tag itself for a release), never "unknown". The
+towards 0.1.0, or the tag itself for a release), and the commit it was
+built from (``0.1.0.dev93 (git 5a4b27a)``), never "unknown". The
 commands run as installed console scripts, from a directory outside the
 source tree, as an operator runs them.
 """
@@ -17,7 +18,7 @@ import pytest
 BIN = os.path.dirname(sys.executable)
 COMMANDS = ["gantt-scheduler", "gantt-manage", "gantt-status", "gantt",
             "gantt-demo"]
-PBR_VERSION = re.compile(r"^\d+\.\d+\.\d+(\.dev\d+)?$")
+PBR_VERSION = re.compile(r"^\d+\.\d+\.\d+(\.dev\d+)? \(git [0-9a-f]{7,}\)$")
 
 
 @pytest.fixture(scope="module")
@@ -27,10 +28,13 @@ def installed_version(tmp_path_factory):
     own directory on sys.path would find first)."""
     out = subprocess.run(
         [sys.executable, "-c", "from importlib import metadata; "
-         "print(metadata.version('gantt'))"],
+         "import json; d = metadata.distribution('gantt'); "
+         "print(d.version, json.loads(d.read_text('pbr.json'))"
+         "['git_version'])"],
         cwd=tmp_path_factory.mktemp("elsewhere"), capture_output=True,
         text=True, check=True, timeout=60)
-    return out.stdout.strip()
+    version_, sha = out.stdout.split()
+    return "%s (git %s)" % (version_, sha)
 
 
 @pytest.mark.parametrize("command", COMMANDS)
