@@ -12,7 +12,7 @@ if [ ! -x "$VENV/bin/sphinx-build" ]; then
         -r "$ROOT/doc/requirements.txt"
 fi
 cd "$ROOT"
-"$VENV/bin/reno" lint
+"$VENV/bin/reno" -q lint
 "$VENV/bin/sphinx-build" -W --keep-going -q -b html doc/source doc/build/html
 "$VENV/bin/sphinx-build" -W --keep-going -q -b html releasenotes/source \
     releasenotes/build/html
