@@ -1,0 +1,325 @@
+"""One world through both sides, the checks, and the known deviations.
+
+For each request of a world:
+
+* every filter alone over every host (Nova's ``filter_all`` against
+  Gantt's ``FilterRunner`` of that one filter): the same pass set;
+  Gantt's ``AvailabilityZoneFilter`` is held against Nova 34's
+  ``map_az_to_placement_aggregate`` request filter (Nova has no such
+  filter any more) and ``ResourceFilter`` against Placement's rule;
+* the default chain (Gantt's ``enabled_filters`` default): Gantt's
+  candidates step and filters against Nova's filters of the same names
+  over the hosts Placement would return (capacity, not disabled, zone);
+* each weigher's part (multiplier x normalised value) per host, over the
+  hosts both chains passed (every host when fewer than two did), then
+  the totals, the best hosts and the order of the weights.
+
+A difference is *expected* only when one entry of :data:`DEVIATIONS`
+covers it; every entry must cover a difference of the run, or the test
+says it is stale.
+"""
+
+import dataclasses
+import functools
+import os
+
+from gantt.conf import filter_scheduler
+from gantt.tests.nova_diff import gantt_side
+from gantt.tests.nova_diff import nova_side
+from gantt.tests.nova_diff import worlds
+
+#: filters that are the same Nova class on both sides
+NOVA_FILTERS = (
+    "AllHostsFilter", "ComputeFilter", "ServerGroupAffinityFilter",
+    "ServerGroupAntiAffinityFilter", "SameHostFilter", "DifferentHostFilter",
+    "SimpleCIDRAffinityFilter", "ComputeCapabilitiesFilter",
+    "AggregateImagePropertiesIsolation",
+    "AggregateInstanceExtraSpecsFilter", "AggregateIoOpsFilter",
+    "AggregateMultiTenancyIsolation", "AggregateNumInstancesFilter",
+    "AggregateTypeAffinityFilter", "ImagePropertiesFilter", "IoOpsFilter",
+    "IsolatedHostsFilter", "JsonFilter", "MetricsFilter",
+    "NUMATopologyFilter", "NumInstancesFilter", "PciPassthroughFilter")
+#: Gantt filters held against what Nova has instead of a filter
+ZONE, RESOURCES = "AvailabilityZoneFilter", "ResourceFilter"
+CHAIN = tuple(filter_scheduler.DEFAULT_FILTERS)
+REQUESTS = int(os.environ.get("GANTT_NOVA_DIFF_REQUESTS", "4"))
+#: relative tolerance of weights (both sides use doubles; the order of
+#: the operations differs)
+TOLERANCE = 1e-9
+
+
+@dataclasses.dataclass(frozen=True)
+class Difference:
+    kind: str           # filter, chain, weigher, total, best, order
+    name: str           # the filter or weigher; "default chain"...
+    host: str | None
+    nova: object
+    gantt: object
+
+    def __str__(self):
+        where = " on %s" % self.host if self.host else ""
+        return "%s %s%s: nova=%s gantt=%s" % (self.kind, self.name, where,
+                                              self.nova, self.gantt)
+
+
+@dataclasses.dataclass(frozen=True)
+class Deviation:
+    """A known difference: what it is, why, and when it applies."""
+
+    kind: str
+    name: str
+    reason: str
+    #: "parity" (being fixed on that branch: remove the entry after the
+    #: merge) or "permanent" (documented in doc/source/admin/nova-diff.rst)
+    status: str
+    applies: object = None      # (world, request) -> bool; None: always
+
+    def covers(self, world, req, diff):
+        return (diff.kind == self.kind and diff.name == self.name
+                and (self.applies is None or self.applies(world, req)))
+
+
+def _names_host_state_attribute(world, req):
+    return any(key in HOST_STATE_ONLY for key in req.extra_specs)
+
+
+def _undefined_zone(world, req):
+    return req.availability_zone not in {
+        a.metadata.get("availability_zone") for a in world.aggregates}
+
+
+def _canonicalised_image_value(world, req):
+    props = req.image_properties
+    return props.get("hw_architecture") in ("amd64",)
+
+
+#: ``capabilities:`` keys only a Nova HostState attribute answers
+HOST_STATE_ONLY = ("capabilities:free_ram_mb",)
+
+#: THE list of known differences (see doc/source/admin/nova-diff.rst)
+DEVIATIONS = (
+    # specific ones first: the first entry that covers a difference
+    # takes it
+    Deviation("filter", "ComputeCapabilitiesFilter",
+              "capabilities:<HostState attribute> (free_ram_mb...): Gantt "
+              "has no HostState, only what the agent reports",
+              "permanent", _names_host_state_attribute),
+    Deviation("filter", ZONE,
+              "Nova 34 restricts a zone only when an aggregate defines "
+              "it: its default zone then matches every host, Gantt only "
+              "the hosts outside zone aggregates", "permanent",
+              _undefined_zone),
+    Deviation("filter", "AggregateImagePropertiesIsolation",
+              "Nova compares the canonical value of typed image "
+              "properties (amd64 is x86_64); Gantt the raw one",
+              "permanent", _canonicalised_image_value),
+    Deviation("filter", "ComputeCapabilitiesFilter",
+              "<all-in>; Nova skips an unscoped key the host has neither "
+              "as an attribute nor as a stat", "parity"),
+    Deviation("filter", "SimpleCIDRAffinityFilter",
+              "Gantt has no SimpleCIDRAffinityFilter", "parity"),
+    Deviation("weigher", "RAMWeigher",
+              "Nova weighs free_ram_mb (total - used, no allocation "
+              "ratio) clamped at 0 (minval)", "parity"),
+    Deviation("weigher", "DiskWeigher",
+              "Nova weighs free_disk_mb (total - used, no allocation "
+              "ratio) clamped at 0 (minval)", "parity"),
+    Deviation("weigher", "CPUWeigher",
+              "Nova clamps free vCPUs at 0 (minval) before normalising",
+              "parity"),
+    Deviation("weigher", "IoOpsWeigher",
+              "Nova normalises from 0 (minval), not from the fewest I/O "
+              "operations", "parity"),
+)
+
+
+@dataclasses.dataclass
+class CaseOutcome:
+    seed: int
+    index: int
+    world: object
+    request: object
+    differences: list
+    expected: list
+    unexpected: list
+    covered: set            # indexes into DEVIATIONS
+    passed: dict            # filter -> hosts Nova passed (for coverage)
+    weighed: dict           # weigher -> some host's part was non-zero
+    chain_left: int         # hosts both default chains passed
+
+    @property
+    def label(self):
+        return "w%d-r%d" % (self.seed, self.index)
+
+    def report(self):
+        lines = ["%s: %d unexpected difference(s)" % (
+            self.label, len(self.unexpected))]
+        lines += ["  " + str(d) for d in self.unexpected]
+        lines.append(worlds.describe(self.world, self.request))
+        return "\n".join(lines)
+
+
+def _sets(kind, name, nova, gantt, hosts):
+    return [Difference(kind, name, h, h in nova, h in gantt)
+            for h in hosts if (h in nova) != (h in gantt)]
+
+
+def _close(a, b):
+    return abs(a - b) <= TOLERANCE * max(1.0, abs(a), abs(b))
+
+
+def _ranks(totals):
+    """The hosts grouped by equal weight, best first."""
+    groups = []
+    for host, weight in sorted(totals.items(), key=lambda kv: -kv[1]):
+        if groups and _close(groups[-1][0], weight):
+            groups[-1][1].add(host)
+        else:
+            groups.append((weight, {host}))
+    return [sorted(hosts) for _w, hosts in groups]
+
+
+class Sides:
+    """One world loaded on both sides."""
+
+    def __init__(self, world):
+        self.world = world
+        self.hosts = [h.name for h in world.hosts]
+        self.nova = nova_side.NovaWorld(
+            world, [f for f in NOVA_FILTERS if f in nova_side.FILTERS])
+        self.gantt_filters = [f for f in NOVA_FILTERS + (ZONE, RESOURCES)
+                              if f in gantt_side.FILTERS]
+        self.gantt = gantt_side.GanttWorld(world, self.gantt_filters)
+        self.states = self.nova.host_states()
+
+    def close(self):
+        self.nova.close()
+        self.gantt.close()
+
+    def nova_passes(self, name, spec, req):
+        if name == ZONE:
+            return self.nova.zone(self.states, spec)
+        if name == RESOURCES:
+            return {h.name for h in self.world.hosts
+                    if nova_side.placement_fits(h, req)}
+        return self.nova.passes(name, self.states, spec)
+
+    def filters(self, spec, req, request, view, out):
+        diffs = []
+        for name in NOVA_FILTERS + (ZONE, RESOURCES):
+            if name not in self.gantt_filters:
+                diffs.append(Difference("filter", name, None, "a filter",
+                                        "no such plugin"))
+                continue
+            nova = self.nova_passes(name, spec, req)
+            out[name] = nova
+            diffs += _sets("filter", name, nova,
+                           self.gantt.passes(name, request, view),
+                           self.hosts)
+        return diffs
+
+    def chain(self, spec, req, request, view):
+        placed = self.nova_passes(RESOURCES, spec, req) & (
+            self.nova_passes(ZONE, spec, req))
+        placed &= {h.name for h in self.world.hosts
+                   if nova_side.placement_traits(h, req)}
+        names = [n for n in CHAIN if n not in (ZONE, RESOURCES)]
+        nova = self.nova.chain(
+            names, [s for s in self.states if s.host in placed], spec)
+        gantt = self.gantt.chain(CHAIN, request, view)
+        return nova, gantt, _sets("chain", "default chain", nova, gantt,
+                                  self.hosts)
+
+    def weighers(self, spec, request, view, hosts, weighed):
+        states = [s for s in self.states if s.host in hosts]
+        nova_parts, nova_totals = self.nova.parts(states, spec)
+        gantt_parts, gantt_totals = self.gantt.parts(request, view, hosts)
+        diffs = []
+        for name, parts in nova_parts.items():
+            weighed[name] = any(v != 0 for v in parts.values())
+            theirs = gantt_parts.get(name)
+            if theirs is None:
+                diffs.append(Difference("weigher", name, None, "a weigher",
+                                        "no such plugin"))
+                continue
+            diffs += [Difference("weigher", name, h, parts[h], theirs[h])
+                      for h in sorted(hosts)
+                      if not _close(parts[h], theirs[h])]
+        diffs += [Difference("total", "weight", h, nova_totals[h],
+                             gantt_totals[h]) for h in sorted(hosts)
+                  if not _close(nova_totals[h], gantt_totals[h])]
+        nova_ranks, gantt_ranks = _ranks(nova_totals), _ranks(gantt_totals)
+        if nova_ranks[0] != gantt_ranks[0]:
+            diffs.append(Difference("best", "best hosts", None,
+                                    nova_ranks[0], gantt_ranks[0]))
+        if nova_ranks != gantt_ranks:
+            diffs.append(Difference("order", "weighed order", None,
+                                    nova_ranks, gantt_ranks))
+        return diffs
+
+    def case(self, seed, index, req):
+        spec = self.nova.spec(req)
+        request, view = self.gantt.request(req)
+        passed, weighed = {}, {}
+        diffs = self.filters(spec, req, request, view, passed)
+        nova_chain, gantt_chain, chain_diffs = self.chain(
+            spec, req, request, view)
+        diffs += chain_diffs
+        both = nova_chain & gantt_chain
+        # weighers weigh any hosts: when the chain leaves fewer than two
+        # (the generated requests are picky), all of them
+        diffs += self.weighers(spec, request, view,
+                               both if len(both) >= 2 else set(self.hosts),
+                               weighed)
+        return classify(CaseOutcome(
+            seed=seed, index=index, world=self.world, request=req,
+            differences=diffs, expected=[], unexpected=[], covered=set(),
+            passed=passed, weighed=weighed, chain_left=len(both)))
+
+
+def classify(outcome):
+    """Split the differences into expected (a deviation covers them, or
+    they follow from one that does) and unexpected."""
+    w, req = outcome.world, outcome.request
+    explained_hosts, explained_weights = set(), False
+    for diff in outcome.differences:
+        if diff.kind not in ("filter", "weigher"):
+            continue
+        for k, dev in enumerate(DEVIATIONS):
+            if dev.covers(w, req, diff):
+                outcome.covered.add(k)
+                outcome.expected.append(diff)
+                if diff.kind == "filter":
+                    explained_hosts.add(diff.host)
+                else:
+                    explained_weights = True
+                break
+        else:
+            outcome.unexpected.append(diff)
+    for diff in outcome.differences:
+        if diff.kind in ("filter", "weigher"):
+            continue
+        follows = (diff.host in explained_hosts if diff.kind == "chain"
+                   else explained_weights)
+        (outcome.expected if follows else outcome.unexpected).append(diff)
+    return outcome
+
+
+@functools.lru_cache(maxsize=None)
+def run_world(seed, count=REQUESTS):
+    """Every request of world ``seed`` through both sides (kept: the
+    per-world tests and the stale-deviation check share them)."""
+    world, requests = worlds.case(seed, count)
+    sides = Sides(world)
+    try:
+        return tuple(sides.case(seed, k, req)
+                     for k, req in enumerate(requests))
+    finally:
+        sides.close()
+
+
+def stale(outcomes):
+    """The deviations no difference of ``outcomes`` needed."""
+    used = set().union(*(o.covered for o in outcomes))
+    return [dev for k, dev in enumerate(DEVIATIONS) if k not in used]
+

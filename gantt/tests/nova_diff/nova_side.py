@@ -1,0 +1,287 @@
+"""Nova's side: the real nova 34 HostManager, filters and weighers.
+
+A world becomes what Nova's scheduler reads after its cell-database query:
+``ComputeNode`` objects, service records, ``Aggregate`` objects and the
+instances of each host, turned into ``HostState`` objects by Nova's own
+``HostManager._get_host_states``. ``HostManager()`` reads the database in
+its constructor; exactly the three init methods that do are patched out and
+the maps they fill are filled here (the approach of
+``benchmarks/ref_nova.py``). Nova's configuration is process-wide
+(``nova.conf.CONF``): each world sets its options as overrides and a new
+``HostManager`` is made, since some weighers read options when they are
+made.
+
+Answers are plain data, keyed by host name: which hosts each filter passes
+alone, which pass a chain, and each weigher's part (multiplier x
+normalised value) per host.
+"""
+
+import datetime
+import json
+import logging
+from unittest import mock
+import uuid as uuidlib
+
+from nova import context as nova_context
+from nova import objects
+from nova import weights as base_weights
+import nova.conf
+from nova.objects import monitor_metric
+from nova.scheduler import filters as nova_filters
+from nova.scheduler import host_manager
+from nova.scheduler import request_filter
+from nova.scheduler import weights as nova_weights
+
+from gantt.tests.nova_diff import worlds
+
+CONF = nova.conf.CONF
+#: the names of every host filter Nova has
+FILTERS = frozenset(cls.__name__ for cls in nova_filters.all_filters())
+CELL_UUID = str(uuidlib.UUID(int=1))
+_configured = []
+
+
+def configure():
+    """Parse Nova's (empty) configuration and register its objects, once."""
+    if not _configured:
+        CONF([], project="nova", default_config_files=[])
+        objects.register_all()
+        logging.getLogger("nova").setLevel(logging.ERROR)
+        _configured.append(True)
+
+
+def _compute_node(index, h, now):
+    stats = dict(h.stats, num_instances=str(h.num_instances),
+                 io_workload=str(h.io_ops),
+                 failed_builds=str(h.failed_builds))
+    ram_used = h.ram_used + h.ram_reserved
+    # what a compute writes: *.percent metrics as fractions (from_json
+    # scales them back by 100)
+    metrics = [{"name": name, "source": "diff",
+                "value": (value / 100 if name in
+                          monitor_metric.FIELDS_REQUIRING_CONVERSION
+                          else value),
+                "timestamp": now.isoformat()}
+               for name, value in sorted(h.metrics.items())]
+    return objects.ComputeNode(
+        id=index + 1, uuid=h.uuid, host=h.name, hypervisor_hostname=h.name,
+        hypervisor_type=h.hv_type, hypervisor_version=h.hv_version,
+        host_ip=worlds.host_ip(h), vcpus=h.vcpus,
+        vcpus_used=h.vcpus_used, memory_mb=h.memory_mb,
+        memory_mb_used=ram_used, free_ram_mb=h.memory_mb - ram_used,
+        local_gb=h.disk_gb, local_gb_used=h.disk_used,
+        free_disk_gb=h.disk_gb - h.disk_used,
+        disk_available_least=h.disk_gb - h.disk_used,
+        running_vms=h.num_instances, current_workload=h.io_ops,
+        cpu_info=h.cpu_info, numa_topology=None,
+        pci_device_pools=objects.PciDevicePoolList(objects=[]),
+        supported_hv_specs=[objects.HVSpec(arch=a, hv_type=t, vm_mode=m)
+                            for a, t, m in h.supported],
+        stats=stats, metrics=json.dumps(metrics),
+        cpu_allocation_ratio=h.cpu_ratio, ram_allocation_ratio=h.ram_ratio,
+        disk_allocation_ratio=h.disk_ratio, updated_at=now, created_at=now)
+
+
+def _service(index, h, now):
+    seen = now if h.state != "down" else now - datetime.timedelta(hours=1)
+    return {"id": index + 1, "uuid": str(uuidlib.UUID(int=index + 100)),
+            "host": h.name, "binary": "nova-compute", "topic": "compute",
+            "report_count": 1, "disabled": h.state == "disabled",
+            "disabled_reason": None, "forced_down": False, "version": 66,
+            "created_at": now, "updated_at": now, "last_seen_up": seen}
+
+
+class NovaWorld:
+    """One world loaded into a real HostManager."""
+
+    def __init__(self, world, filter_names):
+        configure()
+        self._overrides = []
+        for key, value in _nova_config(world, filter_names).items():
+            group, name = key.split(".", 1)
+            CONF.set_override(name, value, group)
+            self._overrides.append((name, group))
+        with mock.patch.object(host_manager.HostManager,
+                               "refresh_cells_caches"), \
+                mock.patch.object(host_manager.HostManager,
+                                  "_init_aggregates"), \
+                mock.patch.object(host_manager.HostManager,
+                                  "_init_instance_info"):
+            self.hm = host_manager.HostManager()
+        self.world = world
+        self._load(world)
+        self.ctxt = nova_context.get_admin_context()
+        self.filters = {f.__class__.__name__: f
+                        for f in self.hm.enabled_filters}
+        self.weighers = {w.__class__.__name__: w for w in self.hm.weighers}
+
+    def close(self):
+        """Nova's options back to their defaults for the next world."""
+        for name, group in self._overrides:
+            CONF.clear_override(name, group)
+
+    def _load(self, world):
+        now = datetime.datetime.now(datetime.timezone.utc)
+        self.computes = [_compute_node(i, h, now)
+                         for i, h in enumerate(world.hosts)]
+        self.services = {h.name: _service(i, h, now)
+                         for i, h in enumerate(world.hosts)}
+        ids = {agg.name: k + 1 for k, agg in enumerate(world.aggregates)}
+        self.hm.aggs_by_id = {
+            ids[agg.name]: objects.Aggregate(
+                id=ids[agg.name], uuid=agg.uuid, name=agg.name,
+                hosts=[h.name for h in world.hosts
+                       if agg.name in h.aggregates],
+                metadata=dict(agg.metadata))
+            for agg in world.aggregates}
+        self.hm.host_aggregates_map.clear()
+        for h in world.hosts:
+            self.hm.host_aggregates_map[h.name] = {ids[a]
+                                                  for a in h.aggregates}
+        self.hm._instance_info = {
+            h.name: {"instances": {u: objects.Instance(uuid=u, host=h.name)
+                                   for u in h.instances},
+                     "updated": True}
+            for h in world.hosts}
+
+    def host_states(self):
+        """Fresh HostStates of every host, in the world's order."""
+        states = {s.host: s for s in self.hm._get_host_states(
+            self.ctxt, {CELL_UUID: self.computes}, self.services)}
+        return [states[h.name] for h in self.world.hosts]
+
+    def spec(self, req):
+        return request_spec(self.world, req)
+
+    # -- what the test compares -------------------------------------------
+
+    def passes(self, name, states, spec):
+        """The hosts filter ``name`` alone passes, among ``states``."""
+        flt = self.filters[name]
+        return {s.host for s in flt.filter_all(states, spec)}
+
+    def zone(self, states, spec):
+        """The hosts Nova's availability-zone handling keeps: nova 34 has
+        no AvailabilityZoneFilter; its request filter
+        ``map_az_to_placement_aggregate`` (always on) asks Placement for
+        members of the aggregates whose ``availability_zone`` is the
+        requested zone, and for nothing when no aggregate has it. The real
+        request filter runs, with its aggregate query answered from the
+        world; Placement's ``member_of`` is applied here."""
+        spec = spec.obj_clone()
+        zone = spec.availability_zone
+        found = objects.AggregateList(objects=[
+            self.hm.aggs_by_id[i] for i in sorted(self.hm.aggs_by_id)
+            if self.hm.aggs_by_id[i].metadata.get(
+                "availability_zone") == zone])
+        with mock.patch.object(objects.AggregateList, "get_by_metadata",
+                               return_value=found):
+            request_filter.map_az_to_placement_aggregate(self.ctxt, spec)
+        dest = spec.requested_destination
+        if dest is None or not dest.aggregates:
+            return {s.host for s in states}
+        wanted = [set(any_of.split(",")) for any_of in dest.aggregates]
+        by_uuid = {a.uuid: a for a in self.hm.aggs_by_id.values()}
+        return {s.host for s in states
+                if all(any(s.host in by_uuid[u].hosts for u in any_of)
+                       for any_of in wanted)}
+
+    def chain(self, names, states, spec):
+        """The hosts that pass the filters ``names`` in that order."""
+        chosen = [self.filters[n] for n in names]
+        return {s.host for s in self.hm.filter_handler.get_filtered_objects(
+            chosen, states, spec, 0) or []}
+
+    def parts(self, states, spec):
+        """``{weigher: {host: multiplier x normalised value}}`` over
+        ``states`` (Nova's ``get_weighed_objects``, one weigher at a
+        time), and ``{host: total}`` as Nova sums it."""
+        weighed = [nova_weights.WeighedHost(s, 0.0) for s in states]
+        parts = {}
+        for name, weigher in self.weighers.items():
+            raw = weigher.weigh_objects(weighed, spec)
+            normal = list(base_weights.normalize(
+                raw, minval=weigher.minval, maxval=weigher.maxval))
+            parts[name] = {s.host: weigher.weight_multiplier(s) * v
+                           for s, v in zip(states, normal, strict=True)}
+        totals = {w.obj.host: w.weight
+                  for w in self.hm.get_weighed_hosts(states, spec)}
+        return parts, totals
+
+
+def placement_fits(h, req):
+    """Whether Placement would offer host ``h`` for ``req`` (what Nova's
+    scheduler receives instead of filtering on capacity): each class
+    within ``max_unit`` (the total) and ``(total - reserved) * ratio``."""
+    wanted = (("VCPU", req.vcpus, h.vcpus, 0, h.cpu_ratio, h.vcpus_used),
+              ("MEMORY_MB", req.memory_mb, h.memory_mb, h.ram_reserved,
+               h.ram_ratio, h.ram_used),
+              ("DISK_GB", req.disk_gb, h.disk_gb, 0, h.disk_ratio,
+               h.disk_used))
+    for _rc, amount, total, reserved, ratio, used in wanted:
+        if amount and (amount > total
+                       or used + amount > (total - reserved) * ratio):
+            return False
+    return True
+
+
+def placement_traits(h, req):
+    """Whether host ``h`` has the traits Placement would be asked for:
+    the flavor's required ones, and not COMPUTE_STATUS_DISABLED (Nova's
+    ``compute_status_filter`` request filter forbids it)."""
+    required = {key.split(":", 1)[1] for key, value in req.extra_specs.items()
+                if key.startswith("trait:") and value == "required"}
+    have = worlds.traits(h)
+    return required <= have and "COMPUTE_STATUS_DISABLED" not in have
+
+
+def _nova_config(world, filter_names):
+    config = dict(world.config)
+    config["filter_scheduler.enabled_filters"] = list(filter_names)
+    return config
+
+
+def _image(req):
+    meta = {"id": req.image_id, "name": "image", "disk_format": "qcow2",
+            "container_format": "bare", "min_ram": 0, "min_disk": 0,
+            "size": 1, "properties": dict(req.image_properties)}
+    return objects.ImageMeta.from_dict(meta)
+
+
+def _group(world, req):
+    if req.group_policy is None:
+        return None
+    where = {u: h.name for h in world.hosts for u in h.instances}
+    rules = {k: str(v) for k, v in req.group_rules.items()}
+    return objects.InstanceGroup(
+        id=1, uuid=str(uuidlib.UUID(int=9)), name="group",
+        policy=req.group_policy, policies=[req.group_policy], rules=rules,
+        project_id=req.project_id, user_id="user",
+        members=list(req.group_members),
+        hosts=sorted({where[u] for u in req.group_members}))
+
+
+def request_spec(world, req):
+    """The request as Nova's RequestSpec."""
+    flavor = objects.Flavor(
+        id=42, flavorid=req.flavor, name=req.flavor, is_public=True,
+        rxtx_factor=1.0, vcpu_weight=0, disabled=False,
+        extra_specs=dict(req.extra_specs), vcpus=req.vcpus,
+        memory_mb=req.memory_mb, root_gb=req.root_gb,
+        ephemeral_gb=req.ephemeral_gb, swap=req.swap)
+    return objects.RequestSpec(
+        instance_uuid=str(uuidlib.UUID(int=7)), project_id=req.project_id,
+        user_id="user", flavor=flavor, image=_image(req),
+        instance_group=_group(world, req), num_instances=1,
+        availability_zone=req.availability_zone, ignore_hosts=None,
+        force_hosts=None, force_nodes=None, requested_destination=None,
+        retry=None, scheduler_hints=worlds.hints(req), numa_topology=None,
+        pci_requests=objects.InstancePCIRequests(requests=[]),
+        security_groups=objects.SecurityGroupList(objects=[]),
+        limits=objects.SchedulerLimits(), is_bfv=False,
+        request_level_params=objects.RequestLevelParams())
+
+
+def version():
+    import nova.version
+    return nova.version.version_string()
