@@ -23,6 +23,7 @@ import dataclasses
 import functools
 import os
 
+from gantt import exception
 from gantt.conf import filter_scheduler
 from gantt.tests.nova_diff import gantt_side
 from gantt.tests.nova_diff import nova_side
@@ -200,8 +201,9 @@ class Sides:
         if name == ZONE:
             return self.nova.zone(self.states, spec)
         if name == RESOURCES:
+            wanted = nova_side.placement_resources(spec)
             return {h.name for h in self.world.hosts
-                    if nova_side.placement_fits(h, req)}
+                    if nova_side.placement_fits(h, wanted)}
         return self.nova.passes(name, self.states, spec)
 
     def filters(self, spec, req, request, view, out):
@@ -257,11 +259,40 @@ class Sides:
                                     nova_ranks, gantt_ranks))
         return diffs
 
+    def validate(self, req):
+        """``(spec, request, view, differences)``: both sides' request
+        objects, or a difference when only one side refuses it (both
+        refusing: Nones and no difference)."""
+        spec = request = view = None
+        try:
+            spec = self.nova.spec(req)
+        except nova_side.REFUSED as exc:
+            nova = "refused (%s)" % type(exc).__name__
+        else:
+            nova = "accepted"
+        try:
+            request, view = self.gantt.request(req)
+        except exception.InvalidRequest as exc:
+            gantt = "refused (%s)" % exc
+        else:
+            gantt = "accepted"
+        diffs = []
+        if (spec is None) != (request is None):
+            diffs.append(Difference("request", "validation", None, nova,
+                                    gantt))
+        if spec is None or request is None:
+            return None, None, None, diffs
+        return spec, request, view, diffs
+
     def case(self, seed, index, req):
-        spec = self.nova.spec(req)
-        request, view = self.gantt.request(req)
+        spec, request, view, diffs = self.validate(req)
+        if spec is None:
+            return classify(CaseOutcome(
+                seed=seed, index=index, world=self.world, request=req,
+                differences=diffs, expected=[], unexpected=[],
+                covered=set(), passed={}, weighed={}, chain_left=0))
         passed, weighed = {}, {}
-        diffs = self.filters(spec, req, request, view, passed)
+        diffs += self.filters(spec, req, request, view, passed)
         nova_chain, gantt_chain, chain_diffs = self.chain(
             spec, req, request, view)
         diffs += chain_diffs

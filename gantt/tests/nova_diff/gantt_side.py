@@ -20,6 +20,7 @@ them side by side.
 import importlib.metadata
 import json
 import random
+import types
 
 import numpy as np
 from oslo_config import cfg
@@ -33,6 +34,7 @@ from gantt.scheduler import candidates
 from gantt.scheduler import filters as filters_base
 from gantt.scheduler import host_cache
 from gantt.scheduler import manager as manager_mod
+from gantt.scheduler import numa
 from gantt.scheduler import plugins
 from gantt.scheduler import request as request_mod
 from gantt.tests.nova_diff import worlds as worlds_mod
@@ -73,12 +75,28 @@ def _report(h):
             "VCPU": (h.vcpus, 0, 1, h.vcpus, 1, h.cpu_ratio),
             "MEMORY_MB": (h.memory_mb, h.ram_reserved, 1, h.memory_mb, 1,
                           h.ram_ratio),
-            "DISK_GB": (h.disk_gb, 0, 1, h.disk_gb, 1, h.disk_ratio)},
+            "DISK_GB": (h.disk_gb, 0, 1, h.disk_gb, 1, h.disk_ratio),
+            **({"PCPU": (h.pcpus, 0, 1, h.pcpus, 1, 1.0)} if h.numa
+               else {})},
         traits=worlds_mod.traits(h), aggregates=frozenset(),
         capabilities=_capabilities(h), stats=_stats(h),
         metrics=dict(h.metrics), updated_at=None,
         received_at=NOW - 3600 if h.state == "down" else NOW,
-        instance_uuids=frozenset(h.instances))
+        instance_uuids=frozenset(h.instances),
+        numa_cells=tuple(numa.HostCell.from_obj(_wire_cell(c))
+                         for c in h.numa))
+
+
+def _wire_cell(c):
+    """A cell as the agent's NUMACell would carry it."""
+    return types.SimpleNamespace(
+        id=c.id, cpuset=list(c.cpuset), pcpuset=list(c.pcpuset),
+        pinned_cpus=list(c.pinned), cpu_usage=c.cpu_usage,
+        memory_mb=c.memory_mb, memory_usage_mb=c.memory_usage,
+        siblings=[list(x) for x in c.siblings],
+        mempages=[types.SimpleNamespace(size_kb=size, total=total,
+                                        used=used, reserved=0)
+                  for size, total, used in c.pages])
 
 
 def make_conf(world, filter_names):
@@ -122,9 +140,11 @@ class GanttWorld:
         cache = self.manager.cache
         for h in world.hosts:
             cache.apply_report(_report(h))
-            cache.apply_usage(h.uuid, 1, {"VCPU": h.vcpus_used,
-                                          "MEMORY_MB": h.ram_used,
-                                          "DISK_GB": h.disk_used})
+            usage = {"VCPU": h.vcpus_used, "MEMORY_MB": h.ram_used,
+                     "DISK_GB": h.disk_used}
+            if h.numa:
+                usage["PCPU"] = h.pcpus_used
+            cache.apply_usage(h.uuid, 1, usage)
         cache.apply_aggregates(aggregates_mod.AggregateSet([
             aggregate_obj.Aggregate(
                 uuid=a.uuid, name=a.name, metadata=dict(a.metadata),

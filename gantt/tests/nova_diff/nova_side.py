@@ -23,6 +23,7 @@ from unittest import mock
 import uuid as uuidlib
 
 from nova import context as nova_context
+from nova import exception as nova_exception
 from nova import objects
 from nova import weights as base_weights
 import nova.conf
@@ -30,11 +31,15 @@ from nova.objects import monitor_metric
 from nova.scheduler import filters as nova_filters
 from nova.scheduler import host_manager
 from nova.scheduler import request_filter
+from nova.scheduler import utils as scheduler_utils
 from nova.scheduler import weights as nova_weights
+from nova.virt import hardware
 
 from gantt.tests.nova_diff import worlds
 
 CONF = nova.conf.CONF
+#: what Nova raises for a request its API would refuse
+REFUSED = nova_exception.NovaException
 #: the names of every host filter Nova has
 FILTERS = frozenset(cls.__name__ for cls in nova_filters.all_filters())
 CELL_UUID = str(uuidlib.UUID(int=1))
@@ -73,13 +78,30 @@ def _compute_node(index, h, now):
         free_disk_gb=h.disk_gb - h.disk_used,
         disk_available_least=h.disk_gb - h.disk_used,
         running_vms=h.num_instances, current_workload=h.io_ops,
-        cpu_info=h.cpu_info, numa_topology=None,
+        cpu_info=h.cpu_info, numa_topology=_numa_topology(h),
         pci_device_pools=objects.PciDevicePoolList(objects=[]),
         supported_hv_specs=[objects.HVSpec(arch=a, hv_type=t, vm_mode=m)
                             for a, t, m in h.supported],
         stats=stats, metrics=json.dumps(metrics),
         cpu_allocation_ratio=h.cpu_ratio, ram_allocation_ratio=h.ram_ratio,
         disk_allocation_ratio=h.disk_ratio, updated_at=now, created_at=now)
+
+
+def _numa_topology(h):
+    """The host's cells as the JSON a compute stores, or None."""
+    if not h.numa:
+        return None
+    return objects.NUMATopology(cells=[objects.NUMACell(
+        id=c.id, cpuset=set(c.cpuset), pcpuset=set(c.pcpuset),
+        memory=c.memory_mb, cpu_usage=c.cpu_usage,
+        memory_usage=c.memory_usage, pinned_cpus=set(c.pinned),
+        siblings=[set(x) for x in c.siblings],
+        mempages=[objects.NUMAPagesTopology(size_kb=size, total=total,
+                                            used=used, reserved=0)
+                  for size, total, used in c.pages],
+        network_metadata=objects.NetworkMetadata(physnets=set(),
+                                                 tunneled=False))
+        for c in h.numa])._to_json()
 
 
 def _service(index, h, now):
@@ -150,6 +172,16 @@ class NovaWorld:
             self.ctxt, {CELL_UUID: self.computes}, self.services)}
         return [states[h.name] for h in self.world.hosts]
 
+    @staticmethod
+    def _placement_answered(states):
+        """One allocation candidate per host, without mappings, as the
+        scheduler sets from Placement's answer (candidate filters such as
+        NUMATopologyFilter narrow it: reset before each run)."""
+        for s in states:
+            s.allocation_candidates = [{"mappings": {}}]
+            s.limits = {}
+        return states
+
     def spec(self, req):
         return request_spec(self.world, req)
 
@@ -158,7 +190,8 @@ class NovaWorld:
     def passes(self, name, states, spec):
         """The hosts filter ``name`` alone passes, among ``states``."""
         flt = self.filters[name]
-        return {s.host for s in flt.filter_all(states, spec)}
+        return {s.host for s in flt.filter_all(
+            self._placement_answered(states), spec)}
 
     def zone(self, states, spec):
         """The hosts Nova's availability-zone handling keeps: nova 34 has
@@ -190,7 +223,7 @@ class NovaWorld:
         """The hosts that pass the filters ``names`` in that order."""
         chosen = [self.filters[n] for n in names]
         return {s.host for s in self.hm.filter_handler.get_filtered_objects(
-            chosen, states, spec, 0) or []}
+            chosen, self._placement_answered(states), spec, 0) or []}
 
     def parts(self, states, spec):
         """``{weigher: {host: multiplier x normalised value}}`` over
@@ -209,18 +242,26 @@ class NovaWorld:
         return parts, totals
 
 
-def placement_fits(h, req):
-    """Whether Placement would offer host ``h`` for ``req`` (what Nova's
-    scheduler receives instead of filtering on capacity): each class
-    within ``max_unit`` (the total) and ``(total - reserved) * ratio``."""
-    wanted = (("VCPU", req.vcpus, h.vcpus, 0, h.cpu_ratio, h.vcpus_used),
-              ("MEMORY_MB", req.memory_mb, h.memory_mb, h.ram_reserved,
-               h.ram_ratio, h.ram_used),
-              ("DISK_GB", req.disk_gb, h.disk_gb, 0, h.disk_ratio,
-               h.disk_used))
-    for _rc, amount, total, reserved, ratio, used in wanted:
-        if amount and (amount > total
-                       or used + amount > (total - reserved) * ratio):
+def placement_resources(spec):
+    """``{class: amount}`` Nova asks Placement for (its own translation:
+    PCPU for pinned CPUs, DISK_GB with swap...)."""
+    return dict(scheduler_utils.ResourceRequest.from_request_spec(
+        spec).merged_resources())
+
+
+def placement_fits(h, resources):
+    """Whether Placement would offer host ``h`` for ``resources`` (what
+    Nova's scheduler receives instead of filtering on capacity): each
+    class within ``max_unit`` (the total) and ``(total - reserved) *
+    ratio``."""
+    offered = {
+        "VCPU": (h.vcpus, 0, h.cpu_ratio, h.vcpus_used),
+        "PCPU": (h.pcpus, 0, 1.0, h.pcpus_used),
+        "MEMORY_MB": (h.memory_mb, h.ram_reserved, h.ram_ratio, h.ram_used),
+        "DISK_GB": (h.disk_gb, 0, h.disk_ratio, h.disk_used)}
+    for rc, amount in resources.items():
+        total, reserved, ratio, used = offered.get(rc, (0, 0, 1.0, 0))
+        if amount > total or used + amount > (total - reserved) * ratio:
             return False
     return True
 
@@ -262,20 +303,27 @@ def _group(world, req):
 
 
 def request_spec(world, req):
-    """The request as Nova's RequestSpec."""
+    """The request as Nova's RequestSpec, with the NUMA topology Nova's
+    API derives from the flavor and image.
+
+    :raises: what ``numa_get_constraints`` raises for a request Nova's API
+        refuses
+    """
     flavor = objects.Flavor(
         id=42, flavorid=req.flavor, name=req.flavor, is_public=True,
         rxtx_factor=1.0, vcpu_weight=0, disabled=False,
         extra_specs=dict(req.extra_specs), vcpus=req.vcpus,
         memory_mb=req.memory_mb, root_gb=req.root_gb,
         ephemeral_gb=req.ephemeral_gb, swap=req.swap)
+    image = _image(req)
     return objects.RequestSpec(
         instance_uuid=str(uuidlib.UUID(int=7)), project_id=req.project_id,
-        user_id="user", flavor=flavor, image=_image(req),
+        user_id="user", flavor=flavor, image=image,
         instance_group=_group(world, req), num_instances=1,
         availability_zone=req.availability_zone, ignore_hosts=None,
         force_hosts=None, force_nodes=None, requested_destination=None,
-        retry=None, scheduler_hints=worlds.hints(req), numa_topology=None,
+        retry=None, scheduler_hints=worlds.hints(req),
+        numa_topology=hardware.numa_get_constraints(flavor, image),
         pci_requests=objects.InstancePCIRequests(requests=[]),
         security_groups=objects.SecurityGroupList(objects=[]),
         limits=objects.SchedulerLimits(), is_bfv=False,

@@ -50,6 +50,22 @@ ISOLATED_IMAGE = IMAGES[-1]
 
 
 @dataclasses.dataclass(frozen=True)
+class Cell:
+    """One host NUMA cell (CPU numbers, MiB, pages as (size_kb, total,
+    used))."""
+
+    id: int
+    cpuset: tuple               # shared CPUs (cpu_shared_set)
+    pcpuset: tuple              # dedicated CPUs (cpu_dedicated_set)
+    siblings: tuple             # of tuples: one per core (1 CPU without SMT)
+    pinned: tuple
+    cpu_usage: int
+    memory_mb: int
+    memory_usage: int
+    pages: tuple
+
+
+@dataclasses.dataclass(frozen=True)
 class Host:
     name: str
     uuid: str
@@ -74,10 +90,19 @@ class Host:
     metrics: dict               # name -> float
     instances: tuple            # uuids running there (members included)
     aggregates: tuple           # names
+    numa: tuple = ()            # of Cell; a NUMA host also has PCPU
 
     @property
     def num_instances(self):
         return len(self.instances)
+
+    @property
+    def pcpus(self):
+        return sum(len(c.pcpuset) for c in self.numa)
+
+    @property
+    def pcpus_used(self):
+        return sum(len(c.pinned) for c in self.numa)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,6 +204,42 @@ def _usage(rng, total, ratio, overcommitted):
     return int(capacity * rng.uniform(0.0, 0.7))
 
 
+def _cell(rng, k, threads, cpu_ratio, memory_mb):
+    """Cell ``k`` of 4 cores: two shared, two dedicated (Nova's
+    ``cpu_shared_set`` / ``cpu_dedicated_set`` layout)."""
+    first = k * 4 * threads
+    cores = [tuple(range(first + c * threads, first + (c + 1) * threads))
+             for c in range(4)]
+    shared = tuple(cpu for core in cores[:2] for cpu in core)
+    dedicated = cores[2:]
+    if rng.random() < 0.5:
+        pinned = tuple(cpu for core in dedicated[:rng.randint(0, 2)]
+                       for cpu in core)
+    else:
+        pinned = tuple(rng.sample([c for core in dedicated for c in core],
+                                  rng.randint(0, 2)))
+    usage = int(memory_mb * rng.uniform(0, 0.7))
+    pages = [(4, memory_mb * 256, usage * 256)]
+    if rng.random() < 0.5:
+        pages.append((2048, 512, rng.choice((0, 128, 512))))
+    return Cell(id=k, cpuset=shared,
+                pcpuset=tuple(c for core in dedicated for c in core),
+                siblings=tuple(cores),
+                pinned=tuple(sorted(pinned)),
+                cpu_usage=int(len(shared) * cpu_ratio * rng.uniform(0, .7)),
+                memory_mb=memory_mb, memory_usage=usage,
+                pages=tuple(pages))
+
+
+def _numa(rng, cpu_ratio, memory_mb):
+    """The NUMA cells of a host, or () (no topology reported)."""
+    if rng.random() >= 0.35:
+        return ()
+    count, threads = rng.choice((1, 2)), rng.choice((1, 2))
+    return tuple(_cell(rng, k, threads, cpu_ratio, memory_mb // count)
+                 for k in range(count))
+
+
 def _host(rng, seed, index, instance_numbers):
     vcpus = rng.choice((8, 16, 32, 64))
     memory_mb = rng.choice((8192, 16384, 65536, 131072))
@@ -196,7 +257,7 @@ def _host(rng, seed, index, instance_numbers):
     count = rng.choice((0, 1, 2, 3, 5, 8))
     instances = tuple(make_uuid(seed, "instance", next(instance_numbers))
                       for _ in range(count))
-    return Host(
+    host = Host(
         name="host%02d" % index, uuid=make_uuid(seed, "host", index),
         state=rng.choice(("up",) * 8 + ("down", "disabled")),
         vcpus=vcpus, cpu_ratio=cpu_ratio,
@@ -212,6 +273,14 @@ def _host(rng, seed, index, instance_numbers):
         io_ops=rng.choice((0, 0, 1, 2, 4, 8, 12)),
         failed_builds=rng.choice((0,) * 6 + (1, 3)), stats=stats,
         metrics=metrics, instances=instances, aggregates=())
+    numa = _numa(rng, cpu_ratio, memory_mb)
+    if not numa:
+        return host
+    # the VCPU inventory is the shared CPUs, their use the cells' use
+    return dataclasses.replace(
+        host, numa=numa, vcpus=sum(len(c.cpuset) for c in numa),
+        vcpus_used=sum(c.cpu_usage for c in numa),
+        ram_used=sum(c.memory_usage for c in numa))
 
 
 def traits(h):
@@ -364,6 +433,15 @@ EXTRA_SPECS = (
     ("trait:HW_CPU_X86_AVX", ("required",)),
 )
 
+#: NUMA and CPU pinning extra specs: (key, values)
+NUMA_SPECS = (
+    ("hw:numa_nodes", ("1", "2")),
+    ("hw:cpu_policy", ("dedicated", "dedicated", "shared", "mixed")),
+    ("hw:cpu_thread_policy", ("prefer", "isolate", "require")),
+    ("hw:mem_page_size", ("small", "large", "any", "2048")),
+    ("hw:emulator_threads_policy", ("isolate", "share")),
+)
+
 IMAGE_PROPERTIES = (
     ("hw_architecture", ("x86_64", "aarch64", "amd64", "i686")),
     ("img_hv_type", ("qemu", "kvm", "xen")),
@@ -385,6 +463,15 @@ QUERIES = (
 def _draw(rng, pool, most):
     return {key: rng.choice(values)
             for key, values in rng.sample(pool, rng.randint(0, most))}
+
+
+def _extra_specs(rng):
+    specs = _draw(rng, EXTRA_SPECS, 2)
+    if rng.random() < 0.35:
+        specs.update(_draw(rng, NUMA_SPECS, 3))
+        if specs.get("hw:cpu_policy") == "mixed":
+            specs["hw:cpu_dedicated_mask"] = "^0"
+    return specs
 
 
 def _group(rng, world):
@@ -421,7 +508,7 @@ def request(world, rng):
         memory_mb=rng.choice((512, 1024, 2048, 8192)),
         root_gb=rng.choice((0, 10, 20, 40)),
         ephemeral_gb=rng.choice((0, 0, 20)), swap=rng.choice((0, 0, 512)),
-        extra_specs=_draw(rng, EXTRA_SPECS, 2),
+        extra_specs=_extra_specs(rng),
         image_id=rng.choice(IMAGES),
         image_properties=_draw(rng, IMAGE_PROPERTIES, 4),
         project_id=rng.choice(PROJECTS),
@@ -467,6 +554,13 @@ def describe(world, req=None):
                 json.dumps(h.stats, sort_keys=True),
                 json.dumps(h.metrics, sort_keys=True),
                 ",".join(h.aggregates)))
+        for c in h.numa:
+            lines.append("    cell %d shared %s dedicated %s siblings %s "
+                         "pinned %s cpu_usage %d mem %d/%d pages %s" % (
+                             c.id, list(c.cpuset), list(c.pcpuset),
+                             [list(x) for x in c.siblings], list(c.pinned),
+                             c.cpu_usage, c.memory_usage, c.memory_mb,
+                             [list(p) for p in c.pages]))
     if req is not None:
         lines.append("request %s" % json.dumps(
             dataclasses.asdict(req), sort_keys=True))
