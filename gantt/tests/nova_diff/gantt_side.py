@@ -35,6 +35,7 @@ from gantt.scheduler import filters as filters_base
 from gantt.scheduler import host_cache
 from gantt.scheduler import manager as manager_mod
 from gantt.scheduler import numa
+from gantt.scheduler import pci
 from gantt.scheduler import plugins
 from gantt.scheduler import request as request_mod
 from gantt.tests.nova_diff import worlds as worlds_mod
@@ -84,7 +85,11 @@ def _report(h):
         received_at=NOW - 3600 if h.state == "down" else NOW,
         instance_uuids=frozenset(h.instances),
         numa_cells=tuple(numa.HostCell.from_obj(_wire_cell(c))
-                         for c in h.numa))
+                         for c in h.numa),
+        pci_pools=tuple(pci.Pool.from_obj(types.SimpleNamespace(
+            vendor_id=p.vendor_id, product_id=p.product_id,
+            numa_node=p.numa_node, count=p.count,
+            tags={"dev_type": p.dev_type})) for p in h.pci))
 
 
 def _wire_cell(c):

@@ -28,6 +28,7 @@ from nova import objects
 from nova import weights as base_weights
 import nova.conf
 from nova.objects import monitor_metric
+from nova.pci import request as pci_request
 from nova.scheduler import filters as nova_filters
 from nova.scheduler import host_manager
 from nova.scheduler import request_filter
@@ -79,7 +80,11 @@ def _compute_node(index, h, now):
         disk_available_least=h.disk_gb - h.disk_used,
         running_vms=h.num_instances, current_workload=h.io_ops,
         cpu_info=h.cpu_info, numa_topology=_numa_topology(h),
-        pci_device_pools=objects.PciDevicePoolList(objects=[]),
+        pci_device_pools=objects.PciDevicePoolList(objects=[
+            objects.PciDevicePool(
+                vendor_id=p.vendor_id, product_id=p.product_id,
+                numa_node=p.numa_node, tags={"dev_type": p.dev_type},
+                count=p.count) for p in h.pci]),
         supported_hv_specs=[objects.HVSpec(arch=a, hv_type=t, vm_mode=m)
                             for a, t, m in h.supported],
         stats=stats, metrics=json.dumps(metrics),
@@ -324,7 +329,7 @@ def request_spec(world, req):
         force_hosts=None, force_nodes=None, requested_destination=None,
         retry=None, scheduler_hints=worlds.hints(req),
         numa_topology=hardware.numa_get_constraints(flavor, image),
-        pci_requests=objects.InstancePCIRequests(requests=[]),
+        pci_requests=pci_request.get_pci_requests_from_flavor(flavor),
         security_groups=objects.SecurityGroupList(objects=[]),
         limits=objects.SchedulerLimits(), is_bfv=False,
         request_level_params=objects.RequestLevelParams())

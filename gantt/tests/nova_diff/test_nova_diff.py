@@ -22,12 +22,11 @@ WORLDS = int(os.environ.get("GANTT_NOVA_DIFF_WORLDS", "40"))
 FIRST = int(os.environ.get("GANTT_NOVA_DIFF_SEED", "0"))
 SEEDS = list(range(FIRST, FIRST + WORLDS))
 
-#: filters no generated world can tell apart (no NUMA or PCI request yet)
-TRIVIAL_FILTERS = {"AllHostsFilter", "NUMATopologyFilter",
-                   "PciPassthroughFilter", "SimpleCIDRAffinityFilter"}
-#: weighers that weigh every generated host alike (no PCI pool, no
-#: cross-cell move, image-properties weigher off as by default)
-IDLE_WEIGHERS = {"PCIWeigher", "CrossCellWeigher", "ImagePropertiesWeigher"}
+#: filters that pass every host (AllHostsFilter), or that Gantt lacks
+TRIVIAL_FILTERS = {"AllHostsFilter", "SimpleCIDRAffinityFilter"}
+#: weighers that weigh every generated host alike (no cross-cell move,
+#: image-properties weigher off as by default)
+IDLE_WEIGHERS = {"CrossCellWeigher", "ImagePropertiesWeigher"}
 
 
 def _all_outcomes():

@@ -66,6 +66,25 @@ class Cell:
 
 
 @dataclasses.dataclass(frozen=True)
+class PciPool:
+    vendor_id: str
+    product_id: str
+    dev_type: str
+    numa_node: int | None
+    count: int
+
+
+#: the device kinds hosts have: (alias name, vendor, product, type)
+PCI_KINDS = (("nic", "8086", "1520", "type-PCI"),
+             ("gpu", "10de", "1eb8", "type-PCI"),
+             ("pf", "8086", "154d", "type-PF"))
+#: ``[pci] alias``, the same on both sides
+PCI_ALIASES = [json.dumps({"name": name, "vendor_id": vendor,
+                           "product_id": product, "device_type": dev_type})
+               for name, vendor, product, dev_type in PCI_KINDS]
+
+
+@dataclasses.dataclass(frozen=True)
 class Host:
     name: str
     uuid: str
@@ -91,6 +110,7 @@ class Host:
     instances: tuple            # uuids running there (members included)
     aggregates: tuple           # names
     numa: tuple = ()            # of Cell; a NUMA host also has PCPU
+    pci: tuple = ()             # of PciPool (free devices)
 
     @property
     def num_instances(self):
@@ -240,6 +260,18 @@ def _numa(rng, cpu_ratio, memory_mb):
                  for k in range(count))
 
 
+def _pci(rng, numa):
+    """The free PCI devices of a host, in pools, or ()."""
+    if rng.random() >= 0.3:
+        return ()
+    nodes = [c.id for c in numa] or [None]
+    return tuple(PciPool(vendor_id=vendor, product_id=product,
+                         dev_type=dev_type, numa_node=rng.choice(nodes),
+                         count=rng.randint(0, 4))
+                 for _name, vendor, product, dev_type in rng.sample(
+                     PCI_KINDS, rng.randint(1, 2)))
+
+
 def _host(rng, seed, index, instance_numbers):
     vcpus = rng.choice((8, 16, 32, 64))
     memory_mb = rng.choice((8192, 16384, 65536, 131072))
@@ -274,6 +306,7 @@ def _host(rng, seed, index, instance_numbers):
         failed_builds=rng.choice((0,) * 6 + (1, 3)), stats=stats,
         metrics=metrics, instances=instances, aggregates=())
     numa = _numa(rng, cpu_ratio, memory_mb)
+    host = dataclasses.replace(host, pci=_pci(rng, numa))
     if not numa:
         return host
     # the VCPU inventory is the shared CPUs, their use the cells' use
@@ -366,6 +399,7 @@ def _config(rng, hosts):
         "filter_scheduler.max_io_ops_per_host": rng.choice((8, 3)),
         "filter_scheduler.max_instances_per_host": rng.choice((50, 4)),
         "metrics.required": False,
+        "pci.alias": list(PCI_ALIASES),
     }
     multipliers = ("ram", "cpu", "disk", "io_ops", "num_instances",
                    "soft_affinity", "soft_anti_affinity", "build_failure",
@@ -471,6 +505,11 @@ def _extra_specs(rng):
         specs.update(_draw(rng, NUMA_SPECS, 3))
         if specs.get("hw:cpu_policy") == "mixed":
             specs["hw:cpu_dedicated_mask"] = "^0"
+    elif rng.random() < 0.25:
+        # not with NUMA: Gantt does not model PCI NUMA affinity
+        specs["pci_passthrough:alias"] = ",".join(
+            "%s:%d" % (kind[0], rng.randint(1, 2))
+            for kind in rng.sample(PCI_KINDS, rng.randint(1, 2)))
     return specs
 
 
@@ -554,6 +593,10 @@ def describe(world, req=None):
                 json.dumps(h.stats, sort_keys=True),
                 json.dumps(h.metrics, sort_keys=True),
                 ",".join(h.aggregates)))
+        for p in h.pci:
+            lines.append("    pci %s:%s %s node %s free %d" % (
+                p.vendor_id, p.product_id, p.dev_type, p.numa_node,
+                p.count))
         for c in h.numa:
             lines.append("    cell %d shared %s dedicated %s siblings %s "
                          "pinned %s cpu_usage %d mem %d/%d pages %s" % (
