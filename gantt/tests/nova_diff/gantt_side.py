@@ -17,6 +17,7 @@ The answers have the shapes of ``nova_side``'s, so ``compare`` can hold
 them side by side.
 """
 
+import collections
 import importlib.metadata
 import json
 import random
@@ -61,9 +62,15 @@ def _capabilities(h):
 
 
 def _stats(h):
+    """Nova's stats, and the instance counts per image property that
+    Gantt's ImagePropertiesWeigher reads (``image_props:<key>=<value>``)."""
+    counts = collections.Counter("image_props:%s=%s" % pair
+                                 for props in h.instance_images
+                                 for pair in props)
     return dict(h.stats, num_instances=str(h.num_instances),
                 io_workload=str(h.io_ops),
-                failed_builds=str(h.failed_builds))
+                failed_builds=str(h.failed_builds),
+                **{key: str(n) for key, n in counts.items()})
 
 
 def _report(h):

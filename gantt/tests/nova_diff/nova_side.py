@@ -16,6 +16,7 @@ alone, which pass a chain, and each weigher's part (multiplier x
 normalised value) per host.
 """
 
+import contextlib
 import datetime
 import json
 import logging
@@ -166,9 +167,13 @@ class NovaWorld:
             self.hm.host_aggregates_map[h.name] = {ids[a]
                                                   for a in h.aggregates}
         self.hm._instance_info = {
-            h.name: {"instances": {u: objects.Instance(uuid=u, host=h.name)
-                                   for u in h.instances},
-                     "updated": True}
+            h.name: {"instances": {
+                u: objects.Instance(uuid=u, host=h.name, image_ref=None,
+                                    system_metadata={
+                    "image_" + key: value for key, value in props})
+                for u, props in zip(h.instances, h.instance_images,
+                                    strict=True)},
+                "updated": True}
             for h in world.hosts}
 
     def host_states(self):
@@ -234,6 +239,10 @@ class NovaWorld:
         """``{weigher: {host: multiplier x normalised value}}`` over
         ``states`` (Nova's ``get_weighed_objects``, one weigher at a
         time), and ``{host: total}`` as Nova sums it."""
+        with _instances_in_memory():
+            return self._parts(states, spec)
+
+    def _parts(self, states, spec):
         weighed = [nova_weights.WeighedHost(s, 0.0) for s in states]
         parts = {}
         for name, weigher in self.weighers.items():
@@ -247,11 +256,18 @@ class NovaWorld:
         return parts, totals
 
 
-def placement_resources(spec):
-    """``{class: amount}`` Nova asks Placement for (its own translation:
-    PCPU for pinned CPUs, DISK_GB with swap...)."""
-    return dict(scheduler_utils.ResourceRequest.from_request_spec(
-        spec).merged_resources())
+def placement_query(spec):
+    """``(resources, required traits, forbidden traits)`` Nova asks
+    Placement for: its own translation of the request (PCPU for pinned
+    CPUs, HW_CPU_HYPERTHREADING for a thread policy, ``trait:`` extra
+    specs...)."""
+    rr = scheduler_utils.ResourceRequest.from_request_spec(spec)
+    forbidden = set()
+    # NOTE: ResourceRequest has no public accessor for its groups'
+    # forbidden traits; nova is pinned (constraints.txt)
+    for group in rr._rg_by_id.values():
+        forbidden |= group.forbidden_traits
+    return dict(rr.merged_resources()), rr.all_required_traits, forbidden
 
 
 def placement_fits(h, resources):
@@ -271,14 +287,31 @@ def placement_fits(h, resources):
     return True
 
 
-def placement_traits(h, req):
-    """Whether host ``h`` has the traits Placement would be asked for:
-    the flavor's required ones, and not COMPUTE_STATUS_DISABLED (Nova's
-    ``compute_status_filter`` request filter forbids it)."""
-    required = {key.split(":", 1)[1] for key, value in req.extra_specs.items()
-                if key.startswith("trait:") and value == "required"}
+def placement_traits(h, required, forbidden):
+    """Whether host ``h`` has the traits Placement is asked for, and not
+    COMPUTE_STATUS_DISABLED (Nova's ``compute_status_filter`` request
+    filter forbids it)."""
     have = worlds.traits(h)
-    return required <= have and "COMPUTE_STATUS_DISABLED" not in have
+    return (required <= have and not forbidden & have
+            and "COMPUTE_STATUS_DISABLED" not in have)
+
+
+@contextlib.contextmanager
+def _instances_in_memory():
+    """ImagePropertiesWeigher reads the instances' image metadata from the
+    cell database (CellMapping, target_cell, fill_metadata): the
+    instances here carry it already, so those three reads are patched
+    out."""
+    cell = objects.CellMapping(uuid=CELL_UUID, name="cell1",
+                               database_connection="sqlite://",
+                               transport_url="none:///")
+    with mock.patch.object(objects.CellMapping, "get_by_uuid",
+                           return_value=cell), \
+            mock.patch.object(nova_context, "target_cell",
+                              lambda ctxt, mapping: contextlib.nullcontext(
+                                  ctxt)), \
+            mock.patch.object(objects.InstanceList, "fill_metadata"):
+        yield
 
 
 def _nova_config(world, filter_names):

@@ -42,6 +42,10 @@ CPU_FEATURES = ("avx", "avx2", "sse4.2", "aes", "svm", "vmx", "x2apic")
 CPU_VENDORS = ("Intel", "AMD")
 METRICS = ("cpu.percent", "cpu.frequency")
 FREE_FORM_STATS = ("gpu", "rack", "tier")
+#: the image properties running instances have (canonical values)
+INSTANCE_IMAGE_PROPERTIES = (("os_distro", ("ubuntu", "centos")),
+                             ("hw_architecture", ("x86_64", "aarch64")))
+
 #: image ids (uuids, as Nova's ImageMeta wants them); the last is the one
 #: worlds may list in ``isolated_images``
 IMAGES = tuple(str(uuid.uuid5(uuid.NAMESPACE_URL, "gantt-nova-diff/img/%d"
@@ -108,6 +112,8 @@ class Host:
     stats: dict                 # the free-form stats (besides the counts)
     metrics: dict               # name -> float
     instances: tuple            # uuids running there (members included)
+    # per instance, its image's properties: ((key, value), ...)
+    instance_images: tuple
     aggregates: tuple           # names
     numa: tuple = ()            # of Cell; a NUMA host also has PCPU
     pci: tuple = ()             # of PciPool (free devices)
@@ -289,6 +295,9 @@ def _host(rng, seed, index, instance_numbers):
     count = rng.choice((0, 1, 2, 3, 5, 8))
     instances = tuple(make_uuid(seed, "instance", next(instance_numbers))
                       for _ in range(count))
+    images = tuple(tuple(sorted(_draw(rng, INSTANCE_IMAGE_PROPERTIES,
+                                      2).items()))
+                   for _ in instances)
     host = Host(
         name="host%02d" % index, uuid=make_uuid(seed, "host", index),
         state=rng.choice(("up",) * 8 + ("down", "disabled")),
@@ -304,7 +313,8 @@ def _host(rng, seed, index, instance_numbers):
         supported=supported, cpu_info=_cpu_info(rng, supported),
         io_ops=rng.choice((0, 0, 1, 2, 4, 8, 12)),
         failed_builds=rng.choice((0,) * 6 + (1, 3)), stats=stats,
-        metrics=metrics, instances=instances, aggregates=())
+        metrics=metrics, instances=instances, instance_images=images,
+        aggregates=())
     numa = _numa(rng, cpu_ratio, memory_mb)
     host = dataclasses.replace(host, pci=_pci(rng, numa))
     if not numa:
@@ -318,9 +328,12 @@ def _host(rng, seed, index, instance_numbers):
 
 def traits(h):
     """The traits of a host in Placement: HW_CPU_X86_AVX where its CPU
-    has AVX, COMPUTE_STATUS_DISABLED while its service is disabled (both
-    set by nova-compute)."""
+    has AVX, HW_CPU_HYPERTHREADING where its cores have several threads,
+    COMPUTE_STATUS_DISABLED while its service is disabled (all set by
+    nova-compute)."""
     out = set()
+    if any(len(core) > 1 for c in h.numa for core in c.siblings):
+        out.add("HW_CPU_HYPERTHREADING")
     if "avx" in json.loads(h.cpu_info).get("features", ()):
         out.add("HW_CPU_X86_AVX")
     if h.state == "disabled":
@@ -410,6 +423,12 @@ def _config(rng, hosts):
                 rng.choice((0.0, 2.0, -1.0, 0.5)) if name not in (
                     "soft_affinity", "soft_anti_affinity", "pci")
                 else rng.choice((0.0, 2.0)))
+    if rng.random() < 0.3:
+        config["filter_scheduler.image_props_weight_multiplier"] = (
+            rng.choice((1.0, -2.0)))
+        if rng.random() < 0.5:
+            config["filter_scheduler.image_props_weight_setting"] = [
+                "os_distro=2.0", "hw_architecture=0.5"]
     if rng.random() < 0.5:
         config["metrics.weight_setting"] = [
             "%s=%s" % (name, rng.choice((1.0, -1.0, 0.5)))
