@@ -510,6 +510,13 @@ QUERIES = (
     '["not", ["<", "$vcpus_used", 8]]',
     '["in", "$host", "host01", "host03", "host05"]',
     '[">", "$num_io_ops", 1]',
+    '["=", "$stats.gpu", "true"]',
+    '["and", [">=", "$total_usable_ram_mb", 16384], '
+    '["<=", "$vcpus_total", 16]]',
+    '["or", [">", "$total_usable_disk_gb", 400], '
+    '["=", "$availability_zone", "az1"]]',
+    '["in", "$hypervisor_hostname", "host00", "host02"]',
+    '["not", ["=", "$stats.rack", "r1"], ["=", "$host", "host01"]]',
 )
 
 
