@@ -136,7 +136,7 @@ DEVIATIONS = (
               "dedicated vCPU (2 vCPUs, 2 nodes, mask ^0): Gantt refuses "
               "the request as invalid, Nova accepts it and places it",
               "reported",
-              example=(1007, 3), applies=_mixed_node_without_pinned_cpu),
+              example=(414, 2), applies=_mixed_node_without_pinned_cpu),
     Deviation("filter", "ComputeCapabilitiesFilter",
               "<all-in>; Nova skips an unscoped key the host has neither "
               "as an attribute nor as a stat", "parity",

@@ -60,8 +60,10 @@ def test_deviation_example(k):
     seed, index = dev.example
     outcome = compare.run_world(seed)[index]
     assert k in outcome.covered, (
-        "stale deviation %s %s (%s): its example w%d-r%d agrees now"
-        % (dev.kind, dev.name, dev.reason, seed, index))
+        "stale deviation %s %s (%s): its example w%d-r%d agrees now (if "
+        "the generator changed, python -m gantt.tests.nova_diff.examples "
+        "finds new examples)" % (dev.kind, dev.name, dev.reason, seed,
+                                 index))
 
 
 def test_not_vacuous():
