@@ -76,29 +76,46 @@ class Deviation:
     status: str
     #: a case that shows it: (world seed, request index)
     example: tuple = None
-    applies: object = None      # (world, request) -> bool; None: always
+    #: (world, request, host of the difference or None) -> bool; None:
+    #: always
+    applies: object = None
 
     def covers(self, world, req, diff):
         return (diff.kind == self.kind and diff.name == self.name
-                and (self.applies is None or self.applies(world, req)))
+                and (self.applies is None
+                     or self.applies(world, req, diff.host)))
 
 
-def _names_host_state_attribute(world, req):
+def _names_host_state_attribute(world, req, host):
     return any(key in HOST_STATE_ONLY for key in req.extra_specs)
 
 
-def _undefined_zone(world, req):
+def _undefined_zone(world, req, host):
     return req.availability_zone not in {
         a.metadata.get("availability_zone") for a in world.aggregates}
 
 
-def _mixed_node_without_pinned_cpu(world, req):
+def _mixed_node_without_pinned_cpu(world, req, host):
     specs = req.extra_specs
     return (specs.get("hw:cpu_policy") == "mixed"
             and specs.get("hw:numa_nodes") == "2" and req.vcpus == 2)
 
 
-def _canonicalised_image_value(world, req):
+def _named_in_another_case(world, req, host):
+    return host is not None and any(
+        name != host and name.lower() == host
+        for name in req.ignore_hosts + req.force_hosts)
+
+
+def _forced_past_request_filters(world, req, host):
+    if host is None or host not in {n.lower() for n in req.force_hosts} | (
+            set(req.force_nodes)):
+        return False
+    return (world.host(host).state == "disabled"
+            or req.availability_zone is not None)
+
+
+def _canonicalised_image_value(world, req, host):
     props = req.image_properties
     return props.get("hw_architecture") in ("amd64",)
 
@@ -119,28 +136,40 @@ DEVIATIONS = (
               "Nova 34 restricts a zone only when an aggregate defines "
               "it: its default zone then matches every host, Gantt only "
               "the hosts outside zone aggregates", "permanent",
-              example=(3, 1), applies=_undefined_zone),
+              example=(0, 1), applies=_undefined_zone),
     Deviation("filter", "AggregateImagePropertiesIsolation",
               "Nova compares the canonical value of typed image "
               "properties (amd64 is x86_64); Gantt the raw one",
               "permanent",
-              example=(36, 3), applies=_canonicalised_image_value),
+              example=(10, 2), applies=_canonicalised_image_value),
     Deviation("weigher", "ImagePropertiesWeigher",
               "Nova matches the canonical value of typed image "
               "properties (amd64 is x86_64) against the instances'; Gantt "
               "looks the raw one up in the image_props: stats",
               "permanent",
-              example=(21, 3), applies=_canonicalised_image_value),
+              example=(0, 1), applies=_canonicalised_image_value),
     Deviation("request", "validation",
               "hw:cpu_policy=mixed with a guest NUMA node that gets no "
               "dedicated vCPU (2 vCPUs, 2 nodes, mask ^0): Gantt refuses "
               "the request as invalid, Nova accepts it and places it",
               "reported",
-              example=(414, 2), applies=_mixed_node_without_pinned_cpu),
+              example=(644, 2), applies=_mixed_node_without_pinned_cpu),
+    Deviation("chain", "default chain",
+              "ignore_hosts / force_hosts name a host in another case "
+              "(HOST01): Nova compares host names case-insensitively, "
+              "Gantt exactly", "reported",
+              example=(1, 2), applies=_named_in_another_case),
+    Deviation("chain", "default chain",
+              "a forced host (force_hosts / force_nodes) that is disabled "
+              "or outside the requested zone: Nova's request filters "
+              "(COMPUTE_STATUS_DISABLED forbidden, the zone's aggregates) "
+              "still apply to it in Placement, Gantt skips its pre-filters "
+              "and the zone filter for forced hosts", "reported",
+              example=(16, 0), applies=_forced_past_request_filters),
     Deviation("filter", "ComputeCapabilitiesFilter",
               "<all-in>; Nova skips an unscoped key the host has neither "
               "as an attribute nor as a stat", "parity",
-              example=(0, 3)),
+              example=(4, 1)),
     Deviation("filter", "SimpleCIDRAffinityFilter",
               "Gantt has no SimpleCIDRAffinityFilter", "parity",
               example=(0, 0)),
@@ -346,29 +375,37 @@ PRIMARY = ("request", "filter", "weigher")
 def classify(outcome):
     """Split the differences into expected (a deviation covers them, or
     they follow from one that does) and unexpected."""
-    w, req = outcome.world, outcome.request
     explained_hosts, explained_weights = set(), False
     for diff in outcome.differences:
         if diff.kind not in PRIMARY:
             continue
-        for k, dev in enumerate(DEVIATIONS):
-            if dev.covers(w, req, diff):
-                outcome.covered.add(k)
-                outcome.expected.append(diff)
-                if diff.kind == "filter":
-                    explained_hosts.add(diff.host)
-                elif diff.kind == "weigher":
-                    explained_weights = True
-                break
-        else:
+        if not _cover(outcome, diff):
             outcome.unexpected.append(diff)
+            continue
+        outcome.expected.append(diff)
+        if diff.kind == "filter":
+            explained_hosts.add(diff.host)
+        elif diff.kind == "weigher":
+            explained_weights = True
     for diff in outcome.differences:
         if diff.kind in PRIMARY:
             continue
         follows = (diff.host in explained_hosts if diff.kind == "chain"
                    else explained_weights)
+        if not follows and diff.kind == "chain":
+            follows = _cover(outcome, diff)
         (outcome.expected if follows else outcome.unexpected).append(diff)
     return outcome
+
+
+def _cover(outcome, diff):
+    """Whether an entry of DEVIATIONS covers ``diff`` itself (and note
+    it)."""
+    for k, dev in enumerate(DEVIATIONS):
+        if dev.covers(outcome.world, outcome.request, diff):
+            outcome.covered.add(k)
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=None)

@@ -198,8 +198,9 @@ class GanttWorld:
         cands = candidates.for_request(view, request, self.conf)
         runner = filters_base.FilterRunner(
             plugins.load(plugins.FILTERS, names, self.conf))
-        return self._names(view, runner.run(view, request,
-                                            cands.mask).mask)
+        # forced hosts skip the filters but capacity (manager._filter)
+        return self._names(view, runner.run(
+            view, request, cands.mask, skip_filters=request.forced).mask)
 
     def parts(self, request, view, hosts):
         """``{weigher: {host: part}}`` over ``hosts`` and the totals the
@@ -235,4 +236,7 @@ def request_spec(req):
         image=rs_obj.ImageMeta(id=req.image_id, name="image",
                                properties=dict(req.image_properties)),
         availability_zone=req.availability_zone, instance_group=group,
+        ignore_hosts=list(req.ignore_hosts),
+        force_hosts=list(req.force_hosts),
+        force_nodes=list(req.force_nodes),
         scheduler_hints=worlds_mod.hints(req))

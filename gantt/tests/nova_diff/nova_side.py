@@ -230,10 +230,16 @@ class NovaWorld:
                        for any_of in wanted)}
 
     def chain(self, names, states, spec):
-        """The hosts that pass the filters ``names`` in that order."""
-        chosen = [self.filters[n] for n in names]
-        return {s.host for s in self.hm.filter_handler.get_filtered_objects(
-            chosen, self._placement_answered(states), spec, 0) or []}
+        """The hosts that pass the filters ``names`` in that order, as
+        ``HostManager.get_filtered_hosts`` runs them (ignored and forced
+        hosts and nodes first; forced ones skip the filters)."""
+        enabled = self.hm.enabled_filters
+        self.hm.enabled_filters = [self.filters[n] for n in names]
+        try:
+            return {s.host for s in self.hm.get_filtered_hosts(
+                self._placement_answered(states), spec, 0) or []}
+        finally:
+            self.hm.enabled_filters = enabled
 
     def parts(self, states, spec):
         """``{weigher: {host: multiplier x normalised value}}`` over
@@ -358,8 +364,11 @@ def request_spec(world, req):
         instance_uuid=str(uuidlib.UUID(int=7)), project_id=req.project_id,
         user_id="user", flavor=flavor, image=image,
         instance_group=_group(world, req), num_instances=1,
-        availability_zone=req.availability_zone, ignore_hosts=None,
-        force_hosts=None, force_nodes=None, requested_destination=None,
+        availability_zone=req.availability_zone,
+        ignore_hosts=list(req.ignore_hosts) or None,
+        force_hosts=list(req.force_hosts) or None,
+        force_nodes=list(req.force_nodes) or None,
+        requested_destination=None,
         retry=None, scheduler_hints=worlds.hints(req),
         numa_topology=hardware.numa_get_constraints(flavor, image),
         pci_requests=pci_request.get_pci_requests_from_flavor(flavor),

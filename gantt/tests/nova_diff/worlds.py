@@ -170,6 +170,9 @@ class Request:
     query: str | None           # JsonFilter's hint
     near_ip: str | None         # SimpleCIDRAffinityFilter's hints
     cidr: str | None
+    ignore_hosts: tuple = ()    # host names, in any case
+    force_hosts: tuple = ()
+    force_nodes: tuple = ()
 
     @property
     def disk_gb(self):
@@ -582,7 +585,28 @@ def request(world, rng):
         same_host=_hint(rng, world, 0.15),
         different_host=_hint(rng, world, 0.15),
         query=rng.choice(QUERIES) if rng.random() < 0.2 else None,
-        **_near(rng, world))
+        **_near(rng, world), **_forced(rng, world))
+
+
+def _names(rng, world, most, case=True):
+    names = [h.name for h in rng.sample(world.hosts, rng.randint(
+        1, min(most, len(world.hosts))))]
+    if case and rng.random() < 0.3:
+        names = [n.upper() for n in names]      # Nova ignores the case
+    return tuple(names)
+
+
+def _forced(rng, world):
+    """``ignore_hosts``, ``force_hosts`` and ``force_nodes``, now and
+    then (an admin's ``az:host:node`` or a rebuild's ignored host)."""
+    out = {}
+    if rng.random() < 0.1:
+        out["ignore_hosts"] = _names(rng, world, 2)
+    if rng.random() < 0.1:
+        out["force_hosts"] = _names(rng, world, 2)
+    if rng.random() < 0.05:
+        out["force_nodes"] = _names(rng, world, 2, case=False)
+    return out
 
 
 def _near(rng, world):
