@@ -14,7 +14,7 @@ For each request of a world:
   hosts both chains passed (every host when fewer than two did), then
   the totals, the best hosts and the order of the weights.
 
-A difference is *expected* only when one entry of :data:`DEVIATIONS`
+A difference is *expected* only when one entry of :data:`deviations.DEVIATIONS`
 covers it; every entry must cover a difference of the run, or the test
 says it is stale.
 """
@@ -25,8 +25,10 @@ import os
 
 from gantt import exception
 from gantt.conf import filter_scheduler
+from gantt.tests.nova_diff import deviations
 from gantt.tests.nova_diff import gantt_side
 from gantt.tests.nova_diff import nova_side
+from gantt.tests.nova_diff import requests
 from gantt.tests.nova_diff import worlds
 
 #: filters that are the same Nova class on both sides
@@ -63,135 +65,6 @@ class Difference:
                                               self.nova, self.gantt)
 
 
-@dataclasses.dataclass(frozen=True)
-class Deviation:
-    """A known difference: what it is, why, and when it applies."""
-
-    kind: str
-    name: str
-    reason: str
-    #: "parity" (being fixed on that branch: remove the entry after the
-    #: merge), "reported" (a Gantt bug this test found, not fixed yet) or
-    #: "permanent" (by design); all in doc/source/admin/nova-diff.rst
-    status: str
-    #: a case that shows it: (world seed, request index)
-    example: tuple = None
-    #: (world, request, host of the difference or None) -> bool; None:
-    #: always
-    applies: object = None
-
-    def covers(self, world, req, diff):
-        return (diff.kind == self.kind and diff.name == self.name
-                and (self.applies is None
-                     or self.applies(world, req, diff.host)))
-
-
-def _names_host_state_attribute(world, req, host):
-    return any(key in HOST_STATE_ONLY for key in req.extra_specs)
-
-
-def _undefined_zone(world, req, host):
-    return req.availability_zone not in {
-        a.metadata.get("availability_zone") for a in world.aggregates}
-
-
-def _mixed_node_without_pinned_cpu(world, req, host):
-    specs = req.extra_specs
-    return (specs.get("hw:cpu_policy") == "mixed"
-            and specs.get("hw:numa_nodes") == "2" and req.vcpus == 2)
-
-
-def _named_in_another_case(world, req, host):
-    return host is not None and any(
-        name != host and name.lower() == host
-        for name in req.ignore_hosts + req.force_hosts)
-
-
-def _forced_past_request_filters(world, req, host):
-    if host is None or host not in {n.lower() for n in req.force_hosts} | (
-            set(req.force_nodes)):
-        return False
-    return (world.host(host).state == "disabled"
-            or req.availability_zone is not None)
-
-
-def _canonicalised_image_value(world, req, host):
-    props = req.image_properties
-    return props.get("hw_architecture") in ("amd64",)
-
-
-#: ``capabilities:`` keys only a Nova HostState attribute answers
-HOST_STATE_ONLY = ("capabilities:free_ram_mb",)
-
-#: THE list of known differences (see doc/source/admin/nova-diff.rst)
-DEVIATIONS = (
-    # specific ones first: the first entry that covers a difference
-    # takes it
-    Deviation("filter", "ComputeCapabilitiesFilter",
-              "capabilities:<HostState attribute> (free_ram_mb...): Gantt "
-              "has no HostState, only what the agent reports",
-              "permanent",
-              example=(4, 0), applies=_names_host_state_attribute),
-    Deviation("filter", ZONE,
-              "Nova 34 restricts a zone only when an aggregate defines "
-              "it: its default zone then matches every host, Gantt only "
-              "the hosts outside zone aggregates", "permanent",
-              example=(0, 1), applies=_undefined_zone),
-    Deviation("filter", "AggregateImagePropertiesIsolation",
-              "Nova compares the canonical value of typed image "
-              "properties (amd64 is x86_64); Gantt the raw one",
-              "permanent",
-              example=(10, 2), applies=_canonicalised_image_value),
-    Deviation("weigher", "ImagePropertiesWeigher",
-              "Nova matches the canonical value of typed image "
-              "properties (amd64 is x86_64) against the instances'; Gantt "
-              "looks the raw one up in the image_props: stats",
-              "permanent",
-              example=(0, 1), applies=_canonicalised_image_value),
-    Deviation("request", "validation",
-              "hw:cpu_policy=mixed with a guest NUMA node that gets no "
-              "dedicated vCPU (2 vCPUs, 2 nodes, mask ^0): Gantt refuses "
-              "the request as invalid, Nova accepts it and places it",
-              "reported",
-              example=(644, 2), applies=_mixed_node_without_pinned_cpu),
-    Deviation("chain", "default chain",
-              "ignore_hosts / force_hosts name a host in another case "
-              "(HOST01): Nova compares host names case-insensitively, "
-              "Gantt exactly", "reported",
-              example=(1, 2), applies=_named_in_another_case),
-    Deviation("chain", "default chain",
-              "a forced host (force_hosts / force_nodes) that is disabled "
-              "or outside the requested zone: Nova's request filters "
-              "(COMPUTE_STATUS_DISABLED forbidden, the zone's aggregates) "
-              "still apply to it in Placement, Gantt skips its pre-filters "
-              "and the zone filter for forced hosts", "reported",
-              example=(16, 0), applies=_forced_past_request_filters),
-    Deviation("filter", "ComputeCapabilitiesFilter",
-              "<all-in>; Nova skips an unscoped key the host has neither "
-              "as an attribute nor as a stat", "parity",
-              example=(4, 1)),
-    Deviation("filter", "SimpleCIDRAffinityFilter",
-              "Gantt has no SimpleCIDRAffinityFilter", "parity",
-              example=(0, 0)),
-    Deviation("weigher", "RAMWeigher",
-              "Nova weighs free_ram_mb (total - used, no allocation "
-              "ratio) clamped at 0 (minval)", "parity",
-              example=(0, 0)),
-    Deviation("weigher", "DiskWeigher",
-              "Nova weighs free_disk_mb (total - used, no allocation "
-              "ratio) clamped at 0 (minval)", "parity",
-              example=(0, 0)),
-    Deviation("weigher", "CPUWeigher",
-              "Nova clamps free vCPUs at 0 (minval) before normalising",
-              "parity",
-              example=(0, 0)),
-    Deviation("weigher", "IoOpsWeigher",
-              "Nova normalises from 0 (minval), not from the fewest I/O "
-              "operations", "parity",
-              example=(8, 0)),
-)
-
-
 @dataclasses.dataclass
 class CaseOutcome:
     seed: int
@@ -201,7 +74,7 @@ class CaseOutcome:
     differences: list
     expected: list
     unexpected: list
-    covered: set            # indexes into DEVIATIONS
+    covered: set            # indexes into deviations.DEVIATIONS
     passed: dict            # filter -> hosts Nova passed (for coverage)
     weighed: dict           # weigher -> some host's part was non-zero
     chain_left: int         # hosts both default chains passed
@@ -367,7 +240,7 @@ class Sides:
             passed=passed, weighed=weighed, chain_left=len(both)))
 
 
-#: kinds of difference an entry of DEVIATIONS may cover; the others
+#: kinds of difference an entry of deviations.DEVIATIONS may cover; the others
 #: (chain, total, best, order) follow from them
 PRIMARY = ("request", "filter", "weigher")
 
@@ -399,9 +272,9 @@ def classify(outcome):
 
 
 def _cover(outcome, diff):
-    """Whether an entry of DEVIATIONS covers ``diff`` itself (and note
-    it)."""
-    for k, dev in enumerate(DEVIATIONS):
+    """Whether a known deviation covers ``diff`` itself (noted in
+    ``outcome.covered``)."""
+    for k, dev in enumerate(deviations.DEVIATIONS):
         if dev.covers(outcome.world, outcome.request, diff):
             outcome.covered.add(k)
             return True
@@ -412,11 +285,11 @@ def _cover(outcome, diff):
 def run_world(seed, count=REQUESTS):
     """Every request of world ``seed`` through both sides (kept: the
     per-world tests and the stale-deviation check share them)."""
-    world, requests = worlds.case(seed, count)
+    world, reqs = requests.case(seed, count)
     sides = Sides(world)
     try:
         return tuple(sides.case(seed, k, req)
-                     for k, req in enumerate(requests))
+                     for k, req in enumerate(reqs))
     finally:
         sides.close()
 
@@ -424,9 +297,10 @@ def run_world(seed, count=REQUESTS):
 def stale(outcomes):
     """The deviations no difference of ``outcomes``, nor of their own
     examples' worlds, needed."""
-    examples = {dev.example[0] for dev in DEVIATIONS}
+    examples = {dev.example[0] for dev in deviations.DEVIATIONS}
     outcomes = list(outcomes) + [o for seed in sorted(examples)
                                  for o in run_world(seed)]
     used = set().union(*(o.covered for o in outcomes))
-    return [dev for k, dev in enumerate(DEVIATIONS) if k not in used]
+    return [dev for k, dev in enumerate(deviations.DEVIATIONS)
+            if k not in used]
 

@@ -39,6 +39,7 @@ from gantt.scheduler import numa
 from gantt.scheduler import pci
 from gantt.scheduler import plugins
 from gantt.scheduler import request as request_mod
+from gantt.tests.nova_diff import requests
 from gantt.tests.nova_diff import worlds as worlds_mod
 
 objects.register_all()
@@ -239,4 +240,4 @@ def request_spec(req):
         ignore_hosts=list(req.ignore_hosts),
         force_hosts=list(req.force_hosts),
         force_nodes=list(req.force_nodes),
-        scheduler_hints=worlds_mod.hints(req))
+        scheduler_hints=requests.hints(req))

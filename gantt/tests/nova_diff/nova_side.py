@@ -37,6 +37,7 @@ from nova.scheduler import utils as scheduler_utils
 from nova.scheduler import weights as nova_weights
 from nova.virt import hardware
 
+from gantt.tests.nova_diff import requests
 from gantt.tests.nova_diff import worlds
 
 CONF = nova.conf.CONF
@@ -369,7 +370,7 @@ def request_spec(world, req):
         force_hosts=list(req.force_hosts) or None,
         force_nodes=list(req.force_nodes) or None,
         requested_destination=None,
-        retry=None, scheduler_hints=worlds.hints(req),
+        retry=None, scheduler_hints=requests.hints(req),
         numa_topology=hardware.numa_get_constraints(flavor, image),
         pci_requests=pci_request.get_pci_requests_from_flavor(flavor),
         security_groups=objects.SecurityGroupList(objects=[]),

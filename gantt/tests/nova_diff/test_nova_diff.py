@@ -17,6 +17,7 @@ import os
 import pytest
 
 from gantt.tests.nova_diff import compare
+from gantt.tests.nova_diff import deviations
 
 WORLDS = int(os.environ.get("GANTT_NOVA_DIFF_WORLDS", "40"))
 FIRST = int(os.environ.get("GANTT_NOVA_DIFF_SEED", "0"))
@@ -40,23 +41,23 @@ def test_world(seed):
 
 
 def test_no_stale_deviation():
-    """Every entry of compare.DEVIATIONS is still needed by some case:
+    """Every entry of deviations.DEVIATIONS is still needed by some case:
     once a fix makes both sides agree, its entry must go."""
     stale = compare.stale(_all_outcomes())
     assert not stale, (
-        "stale deviation(s), remove them from compare.DEVIATIONS: "
+        "stale deviation(s), remove them from deviations.DEVIATIONS: "
         + "; ".join("%s %s (%s)" % (d.kind, d.name, d.reason)
                     for d in stale))
 
 
 @pytest.mark.parametrize(
-    "k", range(len(compare.DEVIATIONS)),
-    ids=lambda k: "%s-%s-%d" % (compare.DEVIATIONS[k].kind,
-                                compare.DEVIATIONS[k].name, k))
+    "k", range(len(deviations.DEVIATIONS)),
+    ids=lambda k: "%s-%s-%d" % (deviations.DEVIATIONS[k].kind,
+                                deviations.DEVIATIONS[k].name, k))
 def test_deviation_example(k):
     """Each deviation's example case still shows it (the reproduction
     to look at when fixing it; a fix makes this fail: drop the entry)."""
-    dev = compare.DEVIATIONS[k]
+    dev = deviations.DEVIATIONS[k]
     seed, index = dev.example
     outcome = compare.run_world(seed)[index]
     assert k in outcome.covered, (
