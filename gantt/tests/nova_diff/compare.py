@@ -153,7 +153,8 @@ class Sides:
 
     def chain(self, spec, req, request, view):
         placed = self.nova_passes(RESOURCES, spec, req) & (
-            self.nova_passes(ZONE, spec, req))
+            self.nova_passes(ZONE, spec, req)) & self.nova.members(
+                self.states, spec.requested_destination)
         _wanted, required, forbidden = nova_side.placement_query(spec)
         placed &= {h.name for h in self.world.hosts
                    if nova_side.placement_traits(h, required, forbidden)}

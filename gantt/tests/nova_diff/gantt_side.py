@@ -240,4 +240,8 @@ def request_spec(req):
         ignore_hosts=list(req.ignore_hosts),
         force_hosts=list(req.force_hosts),
         force_nodes=list(req.force_nodes),
+        requested_destination=(rs_obj.Destination(
+            host=req.dest_host, node=req.dest_node,
+            aggregates=list(req.dest_aggregates))
+            if req.dest_host or req.dest_aggregates else None),
         scheduler_hints=requests.hints(req))

@@ -213,6 +213,7 @@ class NovaWorld:
         request filter runs, with its aggregate query answered from the
         world; Placement's ``member_of`` is applied here."""
         spec = spec.obj_clone()
+        spec.requested_destination = None      # the zone's part only
         zone = spec.availability_zone
         found = objects.AggregateList(objects=[
             self.hm.aggs_by_id[i] for i in sorted(self.hm.aggs_by_id)
@@ -221,7 +222,11 @@ class NovaWorld:
         with mock.patch.object(objects.AggregateList, "get_by_metadata",
                                return_value=found):
             request_filter.map_az_to_placement_aggregate(self.ctxt, spec)
-        dest = spec.requested_destination
+        return self.members(states, spec.requested_destination)
+
+    def members(self, states, dest):
+        """The hosts Placement's ``member_of`` of ``dest.aggregates``
+        keeps (all without a destination or aggregates)."""
         if dest is None or not dest.aggregates:
             return {s.host for s in states}
         wanted = [set(any_of.split(",")) for any_of in dest.aggregates]
@@ -347,6 +352,16 @@ def _group(world, req):
         hosts=sorted({where[u] for u in req.group_members}))
 
 
+def _destination(req):
+    if not (req.dest_host or req.dest_aggregates):
+        return None
+    dest = (objects.Destination(host=req.dest_host, node=req.dest_node)
+            if req.dest_host else objects.Destination())
+    for any_of in req.dest_aggregates:
+        dest.require_aggregates(any_of.split(","))
+    return dest
+
+
 def request_spec(world, req):
     """The request as Nova's RequestSpec, with the NUMA topology Nova's
     API derives from the flavor and image.
@@ -369,7 +384,7 @@ def request_spec(world, req):
         ignore_hosts=list(req.ignore_hosts) or None,
         force_hosts=list(req.force_hosts) or None,
         force_nodes=list(req.force_nodes) or None,
-        requested_destination=None,
+        requested_destination=_destination(req),
         retry=None, scheduler_hints=requests.hints(req),
         numa_topology=hardware.numa_get_constraints(flavor, image),
         pci_requests=pci_request.get_pci_requests_from_flavor(flavor),

@@ -45,6 +45,9 @@ class Request:
     ignore_hosts: tuple = ()    # host names, in any case
     force_hosts: tuple = ()
     force_nodes: tuple = ()
+    dest_host: str | None = None    # requested_destination
+    dest_node: str | None = None
+    dest_aggregates: tuple = ()     # "uuid,uuid" any-of sets
 
     @property
     def disk_gb(self):
@@ -179,7 +182,8 @@ def request(world, rng):
         same_host=_hint(rng, world, 0.15),
         different_host=_hint(rng, world, 0.15),
         query=rng.choice(QUERIES) if rng.random() < 0.2 else None,
-        **_near(rng, world), **_forced(rng, world))
+        **_near(rng, world), **_forced(rng, world),
+        **_destination(rng, world))
 
 
 def _names(rng, world, most, case=True):
@@ -200,6 +204,20 @@ def _forced(rng, world):
         out["force_hosts"] = _names(rng, world, 2)
     if rng.random() < 0.05:
         out["force_nodes"] = _names(rng, world, 2, case=False)
+    return out
+
+
+def _destination(rng, world):
+    """A requested destination (a host, maybe its node; required
+    aggregates), now and then."""
+    out = {}
+    if rng.random() < 0.08:
+        out["dest_host"] = rng.choice(world.hosts).name
+        if rng.random() < 0.5:
+            out["dest_node"] = out["dest_host"]
+    if world.aggregates and rng.random() < 0.08:
+        out["dest_aggregates"] = (",".join(a.uuid for a in rng.sample(
+            world.aggregates, min(2, rng.randint(1, len(world.aggregates))))),)
     return out
 
 
