@@ -155,6 +155,10 @@ class Sides:
         placed = self.nova_passes(RESOURCES, spec, req) & (
             self.nova_passes(ZONE, spec, req)) & self.nova.members(
                 self.states, spec.requested_destination)
+        if req.dest_cell is not None and not req.cross_cell:
+            # Nova reads the hosts of the requested cell only
+            placed &= {h.name for h in self.world.hosts
+                       if h.cell == req.dest_cell}
         _wanted, required, forbidden = nova_side.placement_query(spec)
         placed &= {h.name for h in self.world.hosts
                    if nova_side.placement_traits(h, required, forbidden)}

@@ -48,7 +48,6 @@ objects.register_all()
 FILTERS = frozenset(ep.name for ep in importlib.metadata.entry_points(
     group=plugins.FILTERS))
 NOW = 1_800_000_000.0
-CELL_UUID = "00000000-0000-0000-0000-000000000001"
 GROUP_UUID = "00000000-0000-0000-0000-000000000009"
 INSTANCE_UUID = "00000000-0000-0000-0000-000000000007"
 
@@ -76,7 +75,8 @@ def _stats(h):
 
 def _report(h):
     return host_cache.HostReport(
-        uuid=h.uuid, host=h.name, nodename=h.name, cell_uuid=CELL_UUID,
+        uuid=h.uuid, host=h.name, nodename=h.name,
+        cell_uuid=worlds_mod.CELLS[h.cell],
         availability_zone=worlds_mod.DEFAULT_ZONE,
         disabled=h.state == "disabled", report_sequence=1,
         num_instances=h.num_instances, num_io_ops=h.io_ops,
@@ -219,6 +219,17 @@ class GanttWorld:
         return out, totals
 
 
+def _destination(req):
+    if not (req.dest_host or req.dest_aggregates
+            or req.dest_cell is not None):
+        return None
+    return rs_obj.Destination(
+        host=req.dest_host, node=req.dest_node,
+        aggregates=list(req.dest_aggregates),
+        cell_uuid=(None if req.dest_cell is None
+                   else worlds_mod.CELLS[req.dest_cell]))
+
+
 def request_spec(req):
     """The request as Gantt's RequestSpec."""
     group = None
@@ -240,8 +251,5 @@ def request_spec(req):
         ignore_hosts=list(req.ignore_hosts),
         force_hosts=list(req.force_hosts),
         force_nodes=list(req.force_nodes),
-        requested_destination=(rs_obj.Destination(
-            host=req.dest_host, node=req.dest_node,
-            aggregates=list(req.dest_aggregates))
-            if req.dest_host or req.dest_aggregates else None),
-        scheduler_hints=requests.hints(req))
+        requested_destination=_destination(req),
+        scheduler_hints=requests.gantt_hints(req))

@@ -45,7 +45,6 @@ CONF = nova.conf.CONF
 REFUSED = nova_exception.NovaException
 #: the names of every host filter Nova has
 FILTERS = frozenset(cls.__name__ for cls in nova_filters.all_filters())
-CELL_UUID = str(uuidlib.UUID(int=1))
 _configured = []
 
 
@@ -179,8 +178,11 @@ class NovaWorld:
 
     def host_states(self):
         """Fresh HostStates of every host, in the world's order."""
+        by_cell = {}
+        for h, compute in zip(self.world.hosts, self.computes, strict=True):
+            by_cell.setdefault(worlds.CELLS[h.cell], []).append(compute)
         states = {s.host: s for s in self.hm._get_host_states(
-            self.ctxt, {CELL_UUID: self.computes}, self.services)}
+            self.ctxt, by_cell, self.services)}
         return [states[h.name] for h in self.world.hosts]
 
     @staticmethod
@@ -314,11 +316,11 @@ def _instances_in_memory():
     cell database (CellMapping, target_cell, fill_metadata): the
     instances here carry it already, so those three reads are patched
     out."""
-    cell = objects.CellMapping(uuid=CELL_UUID, name="cell1",
-                               database_connection="sqlite://",
-                               transport_url="none:///")
-    with mock.patch.object(objects.CellMapping, "get_by_uuid",
-                           return_value=cell), \
+    def cell(ctxt, uuid):
+        return objects.CellMapping(uuid=uuid, name=uuid,
+                                   database_connection="sqlite://",
+                                   transport_url="none:///")
+    with mock.patch.object(objects.CellMapping, "get_by_uuid", cell), \
             mock.patch.object(nova_context, "target_cell",
                               lambda ctxt, mapping: contextlib.nullcontext(
                                   ctxt)), \
@@ -353,10 +355,15 @@ def _group(world, req):
 
 
 def _destination(req):
-    if not (req.dest_host or req.dest_aggregates):
+    if not (req.dest_host or req.dest_aggregates
+            or req.dest_cell is not None):
         return None
     dest = (objects.Destination(host=req.dest_host, node=req.dest_node)
             if req.dest_host else objects.Destination())
+    if req.dest_cell is not None:
+        dest.cell = objects.CellMapping(uuid=worlds.CELLS[req.dest_cell],
+                                        name="cell%d" % req.dest_cell)
+        dest.allow_cross_cell_move = req.cross_cell
     for any_of in req.dest_aggregates:
         dest.require_aggregates(any_of.split(","))
     return dest

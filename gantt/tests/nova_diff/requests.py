@@ -48,6 +48,8 @@ class Request:
     dest_host: str | None = None    # requested_destination
     dest_node: str | None = None
     dest_aggregates: tuple = ()     # "uuid,uuid" any-of sets
+    dest_cell: int | None = None    # index into worlds.CELLS
+    cross_cell: bool = False        # allow_cross_cell_move
 
     @property
     def disk_gb(self):
@@ -66,6 +68,15 @@ def hints(req):
     if req.near_ip:
         out["build_near_host_ip"] = [req.near_ip]
         out["cidr"] = [req.cidr]
+    return out
+
+
+def gantt_hints(req):
+    """:func:`hints`, and ``allow_cross_cell_move``: a field of Nova's
+    Destination, a scheduler hint on Gantt's wire."""
+    out = hints(req)
+    if req.cross_cell:
+        out["allow_cross_cell_move"] = ["true"]
     return out
 
 
@@ -208,13 +219,16 @@ def _forced(rng, world):
 
 
 def _destination(rng, world):
-    """A requested destination (a host, maybe its node; required
-    aggregates), now and then."""
+    """A requested destination (a host, maybe its node; a cell, maybe
+    with a cross-cell move allowed; required aggregates), now and then."""
     out = {}
     if rng.random() < 0.08:
         out["dest_host"] = rng.choice(world.hosts).name
         if rng.random() < 0.5:
             out["dest_node"] = out["dest_host"]
+    if len({h.cell for h in world.hosts}) > 1 and rng.random() < 0.3:
+        out["dest_cell"] = rng.randint(0, 1)
+        out["cross_cell"] = rng.random() < 0.6
     if world.aggregates and rng.random() < 0.08:
         out["dest_aggregates"] = (",".join(a.uuid for a in rng.sample(
             world.aggregates, min(2, rng.randint(1, len(world.aggregates))))),)

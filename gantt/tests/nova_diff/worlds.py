@@ -43,6 +43,10 @@ FREE_FORM_STATS = ("gpu", "rack", "tier")
 INSTANCE_IMAGE_PROPERTIES = (("os_distro", ("ubuntu", "centos")),
                              ("hw_architecture", ("x86_64", "aarch64")))
 
+#: the cells hosts may be in (uuids of Nova's CellMapping)
+CELLS = ("00000000-0000-0000-0000-0000000000c0",
+         "00000000-0000-0000-0000-0000000000c1")
+
 #: image ids (uuids, as Nova's ImageMeta wants them); the last is the one
 #: worlds may list in ``isolated_images``
 IMAGES = tuple(str(uuid.uuid5(uuid.NAMESPACE_URL, "gantt-nova-diff/img/%d"
@@ -113,6 +117,7 @@ class Host:
     instance_images: tuple
     aggregates: tuple           # names
     numa: tuple = ()            # of Cell; a NUMA host also has PCPU
+    cell: int = 0               # index into CELLS
     pci: tuple = ()             # of PciPool (free devices)
 
     @property
@@ -417,8 +422,13 @@ def world(seed, size=None):
     count = size or rng.randint(4, 14)
     hosts = [_host(rng, seed, i, numbers) for i in range(count)]
     aggs, members = _aggregates(rng, seed, hosts)
+    # two cells in some worlds (a rng of their own: the rest of the world
+    # is the same with or without them)
+    cells = random.Random(seed + 1_000_003)
+    split = cells.random() < 0.3
     hosts = tuple(dataclasses.replace(h, aggregates=tuple(sorted(
-        name for name, names in members.items() if h.name in names)))
+        name for name, names in members.items() if h.name in names)),
+        cell=cells.randint(0, 1) if split else 0)
         for h in hosts)
     return World(seed=seed, hosts=hosts, aggregates=tuple(aggs),
                  config=_config(rng, hosts))
@@ -433,9 +443,10 @@ def describe(world, req=None):
                                                       sort_keys=True)))
     for h in world.hosts:
         lines.append(
-            "  %s %s cpu %d/%dx%g ram %d+%d/%dx%g disk %d/%dx%g %s %d %s"
+            "  %s %s cell %d cpu %d/%dx%g ram %d+%d/%dx%g disk %d/%dx%g"
+            " %s %d %s"
             " io %d fail %d inst %d %s %s %s aggs %s" % (
-                h.name, h.state, h.vcpus_used, h.vcpus, h.cpu_ratio,
+                h.name, h.state, h.cell, h.vcpus_used, h.vcpus, h.cpu_ratio,
                 h.ram_used, h.ram_reserved, h.memory_mb, h.ram_ratio,
                 h.disk_used, h.disk_gb, h.disk_ratio, h.hv_type,
                 h.hv_version, [list(t) for t in h.supported], h.io_ops,
