@@ -27,7 +27,6 @@ SEEDS = list(range(FIRST, FIRST + WORLDS))
 TRIVIAL_FILTERS = {"AllHostsFilter", "SimpleCIDRAffinityFilter"}
 
 
-
 def _all_outcomes():
     return [o for seed in SEEDS for o in compare.run_world(seed)]
 
