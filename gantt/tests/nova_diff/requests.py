@@ -100,6 +100,7 @@ EXTRA_SPECS = (
     ("hw:watchdog_action", ("none",)),
     ("quota:cpu_shares", ("1024",)),
     ("trait:HW_CPU_X86_AVX", ("required",)),
+    ("hw:maxphysaddr_bits", ("42", "46")),
 )
 
 #: NUMA and CPU pinning extra specs: (key, values)

@@ -173,8 +173,16 @@ def _cpu_info(rng, supported):
         "model": rng.choice(("EPYC-Rome", "Skylake-Server", "Neoverse")),
         "topology": {"cells": rng.choice((1, 2)), "sockets": 1,
                      "cores": rng.choice((8, 16)), "threads": 2},
-        "features": sorted(rng.sample(CPU_FEATURES, rng.randint(0, 5)))},
-        sort_keys=True)
+        "features": sorted(rng.sample(CPU_FEATURES, rng.randint(0, 5))),
+        **_maxphysaddr(rng)}, sort_keys=True)
+
+
+def _maxphysaddr(rng):
+    """The host's physical address bits, on some hosts."""
+    if rng.random() < 0.5:
+        return {}
+    return {"maxphysaddr": {"mode": "passthrough",
+                            "bits": rng.choice((39, 46, 52))}}
 
 
 def _metric(rng, name):
