@@ -209,7 +209,8 @@ class Placement:
         self.ensure_classes(set(worlds.CUSTOM_CLASSES) | {
             rc for p in world.providers for rc in p.inventories})
         for p in world.providers:
-            self._load_provider(p, self.root_traits.get(p.uuid))
+            self._load_provider(p, self.root_traits.get(p.uuid),
+                                world.before.get(p.uuid))
         if world.consumers:
             body = {}
             for k, consumer in enumerate(world.consumers):
@@ -222,19 +223,31 @@ class Placement:
                     "consumer_generation": None,
                     "consumer_type": "INSTANCE"}
             self.call("POST", "/allocations", body, expect=(204,))
+        for uuid in sorted(world.before):
+            # shrunk below its usage after the allocations were made
+            self._put_inventories(uuid, world.by_uuid[uuid].inventories)
         self.world = world
 
-    def _load_provider(self, p, own_trait=None):
+    def _put_inventories(self, uuid, inventories):
+        base = "/resource_providers/" + uuid
+        gen = self.call("GET", base)["generation"]
+        self.call("PUT", base + "/inventories", {
+            "resource_provider_generation": gen,
+            "inventories": {rc: inv.as_dict() for rc, inv
+                            in sorted(inventories.items())}})
+
+    def _load_provider(self, p, own_trait=None, inventories=None):
         body = {"uuid": p.uuid, "name": p.name}
         if p.parent:
             body["parent_provider_uuid"] = p.parent
         gen = self.call("POST", "/resource_providers", body)["generation"]
         base = "/resource_providers/" + p.uuid
-        if p.inventories:
+        inventories = inventories or p.inventories
+        if inventories:
             gen = self.call("PUT", base + "/inventories", {
                 "resource_provider_generation": gen,
                 "inventories": {rc: inv.as_dict() for rc, inv
-                                in sorted(p.inventories.items())},
+                                in sorted(inventories.items())},
             })["resource_provider_generation"]
         traits = set(p.traits) | ({own_trait} if own_trait else set())
         if traits:

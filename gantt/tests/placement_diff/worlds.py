@@ -4,7 +4,9 @@ A *world* is a small cloud as Placement sees it: provider trees (compute
 roots with NUMA, SR-IOV PF and GPU children, flat computes, baremetal
 nodes), sharing providers in aggregates, inventories with reserved amounts,
 allocation ratios, min/max units and step sizes, and existing usage made of
-real consumers' allocations. A *request* is one
+real consumers' allocations, sometimes above what a provider has now (its
+inventory shrank after the allocations were made). Every 80th world is a
+large fleet of 500 compute hosts. A *request* is one
 ``GET /allocation_candidates`` (microversion 1.39): an unsuffixed group
 and/or granular groups, group_policy, same_subtree (with resourceless
 groups), root_required, in_tree, member_of (any-of and forbidden) and
@@ -38,6 +40,11 @@ CUSTOM_TRAITS = tuple(sorted(
      + PHYSNETS + VGPU_TYPES + (NOWHERE,) if t.startswith("CUSTOM_")}))
 CUSTOM_CLASSES = BAREMETAL_CLASSES
 AGGREGATES = ("az1", "az2", "rack1", "ssd")
+#: what a scenario needs of a tree: a flat compute (one provider)
+FLAT = "flat"
+#: worlds ``seed % LARGE_EVERY == LARGE_EVERY - 1`` are large fleets
+LARGE_EVERY = 80
+LARGE_HOSTS = 500
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +93,10 @@ class World:
     providers: list            # parents before their children
     consumers: list            # of {rp uuid: {rc: amount}}
     aggregates: dict           # name -> uuid
+    # rp uuid -> {rc: Inventory} the inventories had when the consumers
+    # were allocated; the providers hold the smaller ones they have now
+    # (usage above capacity: loaded into Placement in that order)
+    before: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         self.by_uuid = {p.uuid: p for p in self.providers}
@@ -132,9 +143,12 @@ class World:
                 "  " * depth, p.name, p.uuid, sorted(p.traits),
                 sorted(agg_names[a] for a in p.aggregates)))
             for rc, inv in sorted(p.inventories.items()):
-                lines.append("%s    %s %s used=%d" % (
+                old = self.before.get(p.uuid, {}).get(rc)
+                lines.append("%s    %s %s used=%d%s" % (
                     "  " * depth, rc, _inv_text(inv),
-                    used.get(p.uuid, {}).get(rc, 0)))
+                    used.get(p.uuid, {}).get(rc, 0),
+                    " (shrunk from total=%d)" % old.total
+                    if old and old != inv else ""))
         return "\n".join(lines)
 
 
@@ -364,6 +378,31 @@ class _Builder:
                     out.append(consumer)
         return out
 
+    def shrink(self, world):
+        """Now and then, shrink the inventory of a provider or two below
+        what their consumers use (a host lost memory or CPUs, or an
+        operator lowered a ratio, after the allocations were made)."""
+        r = self.rng
+        used = world.usage()
+        if r.random() >= 0.25:
+            return
+        held = [(p, rc) for p in world.providers if SHARES not in p.traits
+                and (p.parent is not None or r.random() < 0.3)
+                for rc in sorted(p.inventories)
+                if used.get(p.uuid, {}).get(rc, 0) > 1]
+        for p, rc in r.sample(held, min(len(held), r.choice((1, 1, 2)))):
+            inv = p.inventories[rc]
+            total = inv.reserved + max(
+                1, int((used[p.uuid][rc] - 1) / inv.allocation_ratio))
+            smaller = dataclasses.replace(
+                inv, total=total,
+                max_unit=0 if inv.max_unit > total else inv.max_unit)
+            if (smaller.capacity >= used[p.uuid][rc]
+                    or smaller.min_unit > total or total >= inv.total):
+                continue
+            world.before.setdefault(p.uuid, dict(p.inventories))
+            p.inventories[rc] = smaller
+
     def _amount(self, inv, used):
         free = inv.capacity - used
         hi = min(inv.max, free)
@@ -384,6 +423,9 @@ def make_world(seed):
     n_flat = r.choice((0, 0, 1, 2))
     n_bm = r.choice((0, 0, 1, 2))
     n_share = r.choice((0, 1, 1, 2))
+    if seed % LARGE_EVERY == LARGE_EVERY - 1:
+        n_nested, n_bm, n_share = 40, 10, 3
+        n_flat = LARGE_HOSTS - n_nested - n_bm
     for i in range(n_nested):
         b.nested_compute(i)
     for i in range(n_flat):
@@ -394,6 +436,7 @@ def make_world(seed):
         b.sharing(i)
     world = World(seed, b.providers, [], b.aggregates)
     world.consumers = b.consumers(world)
+    b.shrink(world)
     return world
 
 
@@ -461,6 +504,9 @@ class _RequestMaker:
             have |= set(p.inventories)
             if SHARES in p.traits and p.parent is None:
                 have.add(SHARES)
+        tree = self.w.tree(root)
+        if len(tree) == 1 and "VCPU" in tree[0].inventories:
+            have.add(FLAT)
         if have & set(BAREMETAL_CLASSES):
             have.add(None)
         return have
@@ -764,12 +810,60 @@ class _RequestMaker:
             subtree.append(frozenset(g.suffix for g in groups if g.suffix))
         return groups, subtree
 
+    def s_flat(self):
+        """A flavor on a flat compute (one provider), with forbidden
+        traits and forbidden aggregates: its own (it fails) or others'
+        (it may pass)."""
+        r = self.rng
+        flat = self.pick("VCPU", lambda p: p.parent is None and len(
+            self.w.tree(p.uuid)) == 1)
+        res, p = self.flavor()
+        if flat is not None:
+            res = {rc: self.amount(rc, flat, 3)
+                   for rc in ("VCPU", "MEMORY_MB", "DISK_GB")
+                   if rc in flat.inventories and r.random() < 0.9} or res
+            p = flat
+        pool = sorted({t for q in self.w.providers for t in q.traits
+                       if t != SHARES} | {NOWHERE})
+        mine = sorted(p.traits - {SHARES}) if p else []
+        forbidden = {r.choice(mine if mine and r.random() < 0.5 else pool)}
+        aggs = sorted(self.w.aggregates.values())
+        theirs = sorted(p.aggregates) if p else []
+        forbidden_aggs = frozenset()
+        if r.random() < 0.7:
+            forbidden_aggs = frozenset([r.choice(
+                theirs if theirs and r.random() < 0.5 else aggs)])
+        g = self.group("", res, p, decorate=0.3)
+        required, forbidden = _consistent(g.required,
+                                          g.forbidden | forbidden)
+        return [dataclasses.replace(
+            g, required=required, forbidden=forbidden,
+            forbidden_aggs=g.forbidden_aggs | forbidden_aggs)], []
+
+    def s_shared_granular(self):
+        """Shared storage in the unsuffixed group next to suffixed (NUMA)
+        groups: the pool serves the unsuffixed group, the tree's children
+        the granular ones."""
+        r = self.rng
+        shared = self.pick("DISK_GB", lambda p: SHARES in p.traits)
+        res = {"DISK_GB": self.amount("DISK_GB", shared, 3)}
+        if "IPV4_ADDRESS" in self.all_rcs and r.random() < 0.3:
+            res["IPV4_ADDRESS"] = self.amount(
+                "IPV4_ADDRESS", self.pick("IPV4_ADDRESS"), 3)
+        groups = [self.group("", res, shared, decorate=0.3)]
+        for _ in range(r.choice((1, 1, 2))):
+            numa_res, p = self.numa_group()
+            groups.append(self.group(self.suffix("numa"), numa_res, p,
+                                     decorate=0.2))
+        return groups, []
+
     # scenario -> what it needs in the world to be likely
     SCENARIOS = (("s_flavor", "VCPU"), ("s_numa", "VCPU"),
                  ("s_sriov", "SRIOV_NET_VF"),
                  ("s_same_subtree", "SRIOV_NET_VF"), ("s_vgpu", "VGPU"),
                  ("s_baremetal", None), ("s_shared", SHARES),
-                 ("s_storage", SHARES), ("s_twins", "VCPU"))
+                 ("s_storage", SHARES), ("s_twins", "VCPU"),
+                 ("s_flat", FLAT), ("s_shared_granular", SHARES))
 
     def scenario(self):
         """A scenario (most often one the world can satisfy somewhere),
