@@ -114,8 +114,14 @@ def main(argv=None):
     # upgradecheck.main() parses the command line without a --version;
     # this is that function with one, as nova-status does it
     upgradecheck.register_cli_options(conf, checks)
-    conf(argv, project="gantt",
-         version=version.version_info.version_string_with_package())
+    try:
+        conf(argv, project="gantt",
+             version=version.version_info.version_string_with_package())
+    except cfg.Error as exc:
+        # a config file that cannot be found or parsed: no check can run;
+        # one line, no traceback (as gantt-scheduler and gantt-manage)
+        print("gantt-status: %s" % exc, file=sys.stderr)
+        return 2
     # read by upgrade check --json (upgradecheck.main() sets it too)
     upgradecheck.CONF = conf
     return upgradecheck.run(conf)

@@ -86,19 +86,22 @@ def test_the_daemon_refuses_a_mistake_with_one_line_on_stderr(
     assert "Traceback" not in result.stdout + log
 
 
+@pytest.mark.parametrize("command", [
+    ("gantt-scheduler",), ("gantt-manage", "db", "version"),
+    ("gantt-status", "upgrade", "check")])
 @pytest.mark.parametrize("broken,says", [
     ("[database\nconnection = x\n", "Invalid section (must end with ]): "
                                      "'[database'"),
     (None, "Failed to find some config files: "),
 ])
 def test_a_config_file_that_cannot_be_read_is_refused_in_one_line(
-        tmp_path, broken, says):
+        tmp_path, command, broken, says):
     path = tmp_path / "gantt.conf"
     if broken is not None:
         path.write_text(broken)
-    result = _run("gantt-scheduler", "--config-file", str(path))
+    result = _run(command[0], "--config-file", str(path), *command[1:])
     assert result.returncode == 2, result.stdout + result.stderr
-    assert result.stderr.startswith("gantt-scheduler: ")
+    assert result.stderr.startswith(command[0] + ": ")
     assert says in result.stderr
     assert len(result.stderr.splitlines()) == 1, result.stderr
 
