@@ -64,15 +64,6 @@ def _forced_past_request_filters(world, req, host):
             or req.availability_zone is not None)
 
 
-def _all_in_or_unscoped(world, req, host):
-    return any(":" not in key or value.startswith("<all-in>")
-               for key, value in req.extra_specs.items())
-
-
-def _maxphysaddr_bits(world, req, host):
-    return "hw:maxphysaddr_bits" in req.extra_specs
-
-
 def _page_size_any_or_large(world, req, host):
     return req.extra_specs.get("hw:mem_page_size") in ("any", "large")
 
@@ -116,10 +107,6 @@ DEVIATIONS = (
               "the request as invalid, Nova accepts it and places it",
               "reported",
               example=(49, 1), applies=_mixed_node_without_pinned_cpu),
-    Deviation("filter", "ComputeCapabilitiesFilter",
-              "hw:maxphysaddr_bits: Nova checks it as capabilities:"
-              "cpu_info:maxphysaddr:bits >= N; Gantt ignores it",
-              "reported", example=(5, 1), applies=_maxphysaddr_bits),
     Deviation("filter", "NUMATopologyFilter",
               "hw:mem_page_size=any or large (Nova bug): a host cell tried "
               "first (Nova orders cells by free resources) fixes the page "
@@ -140,27 +127,4 @@ DEVIATIONS = (
               "still apply to it in Placement, Gantt skips its pre-filters "
               "and the zone filter for forced hosts", "reported",
               example=(60, 1), applies=_forced_past_request_filters),
-    Deviation("filter", "ComputeCapabilitiesFilter",
-              "<all-in>; Nova skips an unscoped key the host has neither "
-              "as an attribute nor as a stat", "parity",
-              example=(2, 2), applies=_all_in_or_unscoped),
-    Deviation("filter", "SimpleCIDRAffinityFilter",
-              "Gantt has no SimpleCIDRAffinityFilter", "parity",
-              example=(0, 0)),
-    Deviation("weigher", "RAMWeigher",
-              "Nova weighs free_ram_mb (total - used, no allocation "
-              "ratio) clamped at 0 (minval)", "parity",
-              example=(0, 0)),
-    Deviation("weigher", "DiskWeigher",
-              "Nova weighs free_disk_mb (total - used, no allocation "
-              "ratio) clamped at 0 (minval)", "parity",
-              example=(0, 0)),
-    Deviation("weigher", "CPUWeigher",
-              "Nova clamps free vCPUs at 0 (minval) before normalising",
-              "parity",
-              example=(0, 0)),
-    Deviation("weigher", "IoOpsWeigher",
-              "Nova normalises from 0 (minval), not from the fewest I/O "
-              "operations", "parity",
-              example=(10, 0)),
 )
