@@ -50,20 +50,6 @@ def _mixed_node_without_pinned_cpu(world, req, host):
             and specs.get("hw:numa_nodes") == "2" and req.vcpus == 2)
 
 
-def _named_in_another_case(world, req, host):
-    return host is not None and any(
-        name != host and name.lower() == host
-        for name in req.ignore_hosts + req.force_hosts)
-
-
-def _forced_past_request_filters(world, req, host):
-    if host is None or host not in {n.lower() for n in req.force_hosts} | (
-            set(req.force_nodes)):
-        return False
-    return (world.host(host).state == "disabled"
-            or req.availability_zone is not None)
-
-
 def _page_size_any_or_large(world, req, host):
     return req.extra_specs.get("hw:mem_page_size") in ("any", "large")
 
@@ -115,16 +101,4 @@ DEVIATIONS = (
               "whose other cell fits with another pool, Gantt takes them",
               "permanent", example=(228, 1),
               applies=_page_size_any_or_large),
-    Deviation("chain", "default chain",
-              "ignore_hosts / force_hosts name a host in another case "
-              "(HOST01): Nova compares host names case-insensitively, "
-              "Gantt exactly", "reported",
-              example=(42, 1), applies=_named_in_another_case),
-    Deviation("chain", "default chain",
-              "a forced host (force_hosts / force_nodes) that is disabled "
-              "or outside the requested zone: Nova's request filters "
-              "(COMPUTE_STATUS_DISABLED forbidden, the zone's aggregates) "
-              "still apply to it in Placement, Gantt skips its pre-filters "
-              "and the zone filter for forced hosts", "reported",
-              example=(60, 1), applies=_forced_past_request_filters),
 )
