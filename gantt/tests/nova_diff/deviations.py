@@ -54,11 +54,6 @@ def _page_size_any_or_large(world, req, host):
     return req.extra_specs.get("hw:mem_page_size") in ("any", "large")
 
 
-def _canonicalised_image_value(world, req, host):
-    props = req.image_properties
-    return props.get("hw_architecture") in ("amd64",)
-
-
 #: ``capabilities:`` keys only a Nova HostState attribute answers
 HOST_STATE_ONLY = ("capabilities:free_ram_mb",)
 
@@ -76,17 +71,6 @@ DEVIATIONS = (
               "it: its default zone then matches every host, Gantt only "
               "the hosts outside zone aggregates", "permanent",
               example=(2, 0), applies=_undefined_zone),
-    Deviation("filter", "AggregateImagePropertiesIsolation",
-              "Nova compares the canonical value of typed image "
-              "properties (amd64 is x86_64); Gantt the raw one",
-              "permanent",
-              example=(0, 0), applies=_canonicalised_image_value),
-    Deviation("weigher", "ImagePropertiesWeigher",
-              "Nova matches the canonical value of typed image "
-              "properties (amd64 is x86_64) against the instances'; Gantt "
-              "looks the raw one up in the image_props: stats",
-              "permanent",
-              example=(21, 2), applies=_canonicalised_image_value),
     Deviation("request", "validation",
               "hw:cpu_policy=mixed with a guest NUMA node that gets no "
               "dedicated vCPU (2 vCPUs, 2 nodes, mask ^0): Gantt refuses "
