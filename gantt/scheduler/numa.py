@@ -16,8 +16,8 @@ The rules follow Nova's ``nova/virt/hardware.py`` (``numa_get_constraints``,
   error. ``mixed`` pins the vCPUs of ``hw:cpu_dedicated_mask`` (``0-1`` or
   ``^0``: all but vCPU 0), or, with ``hw:cpu_realtime=yes``, those of the
   realtime mask (``hw_cpu_realtime_mask`` / ``hw:cpu_realtime_mask``), and
-  lets the others float; every guest NUMA node must then hold at least one
-  pinned vCPU (Nova cannot place one without). See :func:`cpu_request`.
+  lets the others float; a guest NUMA node may hold only pinned or only
+  floating vCPUs (as in Nova). See :func:`cpu_request`.
 * **Thread policy** (``hw:cpu_thread_policy`` / ``hw_cpu_thread_policy``:
   ``prefer``, ``isolate``, ``require``; or ``trait:HW_CPU_HYPERTHREADING``
   ``forbidden`` / ``required``), pinned guests only. ``prefer`` packs
@@ -548,11 +548,9 @@ def guest_topology(flavor, image_props, cpu=None):
               or _even_cells(count, vcpus, memory))
     cells = []
     for node, (numbers, mem) in enumerate(layout):
+        # a mixed guest node may have no dedicated vCPU (or no shared
+        # one): Nova accepts it, and pins nothing on its host cell
         pinned = len(numbers & cpu.dedicated)
-        if cpu.policy == MIXED and not pinned:
-            raise _invalid("hw:cpu_policy=mixed: guest NUMA node %d (vCPUs "
-                           "%s) has no dedicated vCPU; every node needs one",
-                           node, ",".join(map(str, sorted(numbers))))
         cells.append(GuestCell(len(numbers), mem, pinned,
                                int(cpu.emulator_isolate and node == 0)))
     return GuestTopology(

@@ -44,12 +44,6 @@ def _undefined_zone(world, req, host):
         a.metadata.get("availability_zone") for a in world.aggregates}
 
 
-def _mixed_node_without_pinned_cpu(world, req, host):
-    specs = req.extra_specs
-    return (specs.get("hw:cpu_policy") == "mixed"
-            and specs.get("hw:numa_nodes") == "2" and req.vcpus == 2)
-
-
 def _page_size_any_or_large(world, req, host):
     return req.extra_specs.get("hw:mem_page_size") in ("any", "large")
 
@@ -71,12 +65,6 @@ DEVIATIONS = (
               "it: its default zone then matches every host, Gantt only "
               "the hosts outside zone aggregates", "permanent",
               example=(2, 0), applies=_undefined_zone),
-    Deviation("request", "validation",
-              "hw:cpu_policy=mixed with a guest NUMA node that gets no "
-              "dedicated vCPU (2 vCPUs, 2 nodes, mask ^0): Gantt refuses "
-              "the request as invalid, Nova accepts it and places it",
-              "reported",
-              example=(49, 1), applies=_mixed_node_without_pinned_cpu),
     Deviation("filter", "NUMATopologyFilter",
               "hw:mem_page_size=any or large (Nova bug): a host cell tried "
               "first (Nova orders cells by free resources) fixes the page "
