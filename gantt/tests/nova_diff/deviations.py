@@ -63,7 +63,9 @@ DEVIATIONS = (
     Deviation("filter", "AvailabilityZoneFilter",
               "Nova 34 restricts a zone only when an aggregate defines "
               "it: its default zone then matches every host, Gantt only "
-              "the hosts outside zone aggregates", "permanent",
+              "the hosts outside zone aggregates (what an operator means, "
+              "and Nova's AvailabilityZoneFilter before its removal)",
+              "permanent",
               example=(2, 0), applies=_undefined_zone),
     Deviation("filter", "NUMATopologyFilter",
               "hw:mem_page_size=any or large (Nova bug): a host cell tried "
