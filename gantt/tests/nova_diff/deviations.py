@@ -44,6 +44,11 @@ def _undefined_zone(world, req, host):
         a.metadata.get("availability_zone") for a in world.aggregates}
 
 
+def _all_in(world, req, host):
+    return any(str(value).startswith("<all-in>")
+               for value in req.extra_specs.values())
+
+
 def _page_size_any_or_large(world, req, host):
     return req.extra_specs.get("hw:mem_page_size") in ("any", "large")
 
@@ -60,6 +65,11 @@ DEVIATIONS = (
               "has no HostState, only what the agent reports",
               "permanent",
               example=(4, 0), applies=_names_host_state_attribute),
+    Deviation("filter", "ComputeCapabilitiesFilter",
+              "<all-in> matches whole words or list items; Nova tests "
+              "substrings of the value's text (<all-in> avx matches a "
+              "host with only avx2)", "permanent",
+              example=(1006, 3), applies=_all_in),
     Deviation("filter", "AvailabilityZoneFilter",
               "Nova 34 restricts a zone only when an aggregate defines "
               "it: its default zone then matches every host, Gantt only "
