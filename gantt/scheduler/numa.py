@@ -17,7 +17,9 @@ The rules follow Nova's ``nova/virt/hardware.py`` (``numa_get_constraints``,
   ``^0``: all but vCPU 0), or, with ``hw:cpu_realtime=yes``, those of the
   realtime mask (``hw_cpu_realtime_mask`` / ``hw:cpu_realtime_mask``), and
   lets the others float; a guest NUMA node may hold only pinned or only
-  floating vCPUs (as in Nova). See :func:`cpu_request`.
+  floating vCPUs (as in Nova; but isolated emulator threads, which go with
+  guest node 0, need a pinned vCPU there, as Nova's packing does). See
+  :func:`cpu_request`.
 * **Thread policy** (``hw:cpu_thread_policy`` / ``hw_cpu_thread_policy``:
   ``prefer``, ``isolate``, ``require``; or ``trait:HW_CPU_HYPERTHREADING``
   ``forbidden`` / ``required``), pinned guests only. ``prefer`` packs
@@ -613,13 +615,20 @@ def _isolated(cell, cores, count, reserved):
                                if core & taken))
 
 
+def _reserved_alone(count, reserved):
+    """Emulator pCPUs asked for on a cell that pins no vCPU (a mixed
+    guest's all-shared node 0): Nova's ``_get_reserved`` finds none
+    without a pinned vCPU, so such a guest cell fits no host cell."""
+    return bool(reserved) and not count
+
+
 def pin(cell, count, reserved=0, thread_policy=None):
     """The host CPUs that ``count`` pinned vCPUs and ``reserved`` emulator
     pCPUs take on ``cell`` under ``thread_policy``, as Nova's
     ``_pack_instance_onto_cores`` picks them, or None if they do not fit.
     """
     free = cell.free
-    if count + reserved > len(free):
+    if count + reserved > len(free) or _reserved_alone(count, reserved):
         return None
     cores = cell.free_cores()
     if thread_policy == ISOLATE:
@@ -908,6 +917,7 @@ def _cell_fits_columns(m, guest, topology, cpu_ratio, ram_ratio):
     if topology.pinned:
         ok &= memory - usage >= guest.memory_mb
         ok &= m["free_pcpus"] >= guest.pinned + guest.reserved
+        ok &= not _reserved_alone(guest.pinned, guest.reserved)
         ok &= _threads_fit_columns(m, guest, topology.thread_policy)
     else:
         ok &= m["cpu_usage"] + guest.shared <= cpus * cpu_ratio[:, None]

@@ -551,3 +551,21 @@ def test_a_mixed_guest_node_may_have_no_dedicated_vcpu(conf):
                                  "hw:numa_nodes": "2"})
     assert [(c.pinned, c.shared) for c in
             helpers.make_request(flavor).numa.cells] == [(2, 0), (0, 2)]
+
+
+def test_isolated_emulator_threads_need_a_pinned_vcpu_beside_them(conf):
+    # Nova reserves the emulator pCPU only next to pinned vCPUs of guest
+    # node 0: with that node all shared, the guest fits no host
+    flavor = _flavor(2, 2048, **{"hw:cpu_policy": "mixed",
+                                 "hw:cpu_dedicated_mask": "^0",
+                                 "hw:numa_nodes": "2",
+                                 "hw:emulator_threads_policy": "isolate"})
+    request = helpers.make_request(flavor)
+    assert [(c.pinned, c.reserved) for c in request.numa.cells] == [
+        (0, 1), (1, 0)]
+    two_cells = [_cell(0), _cell(1, pcpus=range(12, 20),
+                                 cpus=range(20, 24))]
+    view = helpers.make_view(helpers.node("two", numa_cells=two_cells))
+    flt = numa_topology.NUMATopologyFilter(conf)
+    helpers.assert_both_paths(flt, view, request, [False])
+    assert numa.pin(numa.HostCell.from_obj(_cell()), 0, 1) is None
