@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from gantt.conf import groups
+
 GROUP = cfg.OptGroup(
     "cells", title="Cell transports",
     help="Compute agents of a cell cast stats on that cell's message bus.")
@@ -17,8 +19,7 @@ the top-level ``[DEFAULT] transport_url``, which also serves calls.
 
 
 def register_opts(conf):
-    conf.register_group(GROUP)
-    conf.register_opts(OPTS, group=GROUP)
+    groups.register(conf, GROUP, OPTS)
 
 
 def list_opts():

@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from gantt.conf import groups
+
 GROUP = cfg.OptGroup(
     "filter_scheduler", title="Filter scheduler options",
     help="Filters, weighers and their knobs.")
@@ -175,8 +177,7 @@ evenly (useful for baremetal fleets).
 
 
 def register_opts(conf):
-    conf.register_group(GROUP)
-    conf.register_opts(OPTS, group=GROUP)
+    groups.register(conf, GROUP, OPTS)
 
 
 def list_opts():

@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from gantt.conf import groups
+
 GROUP = cfg.OptGroup(
     "metrics", title="Metrics weighing options",
     help="Which reported metrics weigh hosts, and how.")
@@ -31,8 +33,7 @@ MetricsFilter to remove it).
 
 
 def register_opts(conf):
-    conf.register_group(GROUP)
-    conf.register_opts(OPTS, group=GROUP)
+    groups.register(conf, GROUP, OPTS)
 
 
 def list_opts():

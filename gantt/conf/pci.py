@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from gantt.conf import groups
+
 GROUP = cfg.OptGroup("pci", title="PCI passthrough options",
                      help="Names for the PCI devices flavors may request.")
 
@@ -21,8 +23,7 @@ name. Flavors request devices with ``pci_passthrough:alias = "nic:2"``.
 
 
 def register_opts(conf):
-    conf.register_group(GROUP)
-    conf.register_opts(OPTS, group=GROUP)
+    groups.register(conf, GROUP, OPTS)
 
 
 def list_opts():

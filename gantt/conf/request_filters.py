@@ -6,6 +6,8 @@ The pre-filters narrow the candidates before any filter runs (see
 
 from oslo_config import cfg
 
+from gantt.conf import groups
+
 GROUP = cfg.OptGroup(
     "scheduler", title="Scheduler service options",
     help="Options for the gantt-scheduler service as a whole.")
@@ -49,8 +51,7 @@ HW_ARCH_*, ``hw_emulation_architecture`` -> COMPUTE_ARCH_*,
 
 
 def register_opts(conf):
-    conf.register_group(GROUP)
-    conf.register_opts(OPTS, group=GROUP)
+    groups.register(conf, GROUP, OPTS)
 
 
 def list_opts():

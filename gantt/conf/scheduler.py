@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from gantt.conf import groups
+
 GROUP = cfg.OptGroup(
     "scheduler", title="Scheduler service options",
     help="Options for the gantt-scheduler service as a whole.")
@@ -92,8 +94,7 @@ caches see the new usage without waiting for the next usage sync.
 
 
 def register_opts(conf):
-    conf.register_group(GROUP)
-    conf.register_opts(OPTS, group=GROUP)
+    groups.register(conf, GROUP, OPTS)
 
 
 def list_opts():

@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from gantt.conf import groups
+
 GROUP = cfg.OptGroup(
     "upgrade_levels", title="Upgrade levels",
     help="""
@@ -26,8 +28,7 @@ version, for clouds whose workers are all at this release).
 
 
 def register_opts(conf):
-    conf.register_group(GROUP)
-    conf.register_opts(OPTS, group=GROUP)
+    groups.register(conf, GROUP, OPTS)
 
 
 def list_opts():

@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from gantt.conf import groups
+
 GROUP = cfg.OptGroup(
     "wire", title="Wire limits",
     help="Bounds on what one RPC message may carry. A message beyond them "
@@ -55,8 +57,7 @@ Seconds over which ``rejection_log_burst`` applies.
 
 
 def register_opts(conf):
-    conf.register_group(GROUP)
-    conf.register_opts(OPTS, group=GROUP)
+    groups.register(conf, GROUP, OPTS)
 
 
 def list_opts():

@@ -25,9 +25,10 @@ def for_request(view, request, conf=None, record=False):
     """
     outcome = filters_base.FilterOutcome(
         mask=np.ones(view.n, dtype=bool), considered=view.n)
-    steps = _steps(view, request)
-    if not request.forced:
-        steps = _chain(steps, prefilters.steps(view, request, conf))
+    # forced hosts skip the filters, not the pre-filters (Nova asks
+    # Placement with its request filters for them too)
+    steps = _chain(_steps(view, request),
+                   prefilters.steps(view, request, conf))
     for label, keep in steps:
         before = outcome.mask
         outcome.mask = before & keep
@@ -48,12 +49,13 @@ def _chain(*iterables):
 def _steps(view, request):
     """(label, rows kept) pairs, cheapest and most selective first."""
     if request.force_hosts:
-        yield "not forced", view.rows_of_hosts(request.force_hosts)
+        yield "not forced", view.rows_of_hosts_any_case(request.force_hosts)
     if request.force_nodes:
         yield "not forced", np.isin(view.nodenames,
                                     list(request.force_nodes))
     if request.ignore_hosts:
-        yield "ignored", ~view.rows_of_hosts(request.ignore_hosts)
+        yield "ignored", ~view.rows_of_hosts_any_case(
+            request.ignore_hosts)
     dest = request.destination
     if dest is not None:
         if dest.host:

@@ -93,7 +93,8 @@ def _host_row(view, allocations):
 def _allowed_host(view, request, row):
     """Whether a request that names hosts or nodes names this one."""
     host, node = str(view.hosts[row]), str(view.nodenames[row])
-    if request.force_hosts and host not in request.force_hosts:
+    if request.force_hosts and host.lower() not in {
+            name.lower() for name in request.force_hosts}:
         return False
     if request.force_nodes and node not in request.force_nodes:
         return False

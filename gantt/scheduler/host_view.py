@@ -126,6 +126,14 @@ class HostView:
                     mask[row] = True
         return mask
 
+    def rows_of_hosts_any_case(self, names):
+        """Like :meth:`rows_of_hosts`, with host names compared
+        case-insensitively, as Nova matches ``ignore_hosts`` and
+        ``force_hosts``."""
+        wanted = {name.lower() for name in names}
+        return self.rows_of_hosts([host for host in self.table.rows_by_host
+                                   if host.lower() in wanted])
+
     def zone_code(self, zone):
         code = self.table.zones_index.get(zone)
         return -2 if code is None else code

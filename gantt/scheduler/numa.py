@@ -16,8 +16,10 @@ The rules follow Nova's ``nova/virt/hardware.py`` (``numa_get_constraints``,
   error. ``mixed`` pins the vCPUs of ``hw:cpu_dedicated_mask`` (``0-1`` or
   ``^0``: all but vCPU 0), or, with ``hw:cpu_realtime=yes``, those of the
   realtime mask (``hw_cpu_realtime_mask`` / ``hw:cpu_realtime_mask``), and
-  lets the others float; every guest NUMA node must then hold at least one
-  pinned vCPU (Nova cannot place one without). See :func:`cpu_request`.
+  lets the others float; a guest NUMA node may hold only pinned or only
+  floating vCPUs (as in Nova; but isolated emulator threads, which go with
+  guest node 0, need a pinned vCPU there, as Nova's packing does). See
+  :func:`cpu_request`.
 * **Thread policy** (``hw:cpu_thread_policy`` / ``hw_cpu_thread_policy``:
   ``prefer``, ``isolate``, ``require``; or ``trait:HW_CPU_HYPERTHREADING``
   ``forbidden`` / ``required``), pinned guests only. ``prefer`` packs
@@ -548,11 +550,9 @@ def guest_topology(flavor, image_props, cpu=None):
               or _even_cells(count, vcpus, memory))
     cells = []
     for node, (numbers, mem) in enumerate(layout):
+        # a mixed guest node may have no dedicated vCPU (or no shared
+        # one): Nova accepts it, and pins nothing on its host cell
         pinned = len(numbers & cpu.dedicated)
-        if cpu.policy == MIXED and not pinned:
-            raise _invalid("hw:cpu_policy=mixed: guest NUMA node %d (vCPUs "
-                           "%s) has no dedicated vCPU; every node needs one",
-                           node, ",".join(map(str, sorted(numbers))))
         cells.append(GuestCell(len(numbers), mem, pinned,
                                int(cpu.emulator_isolate and node == 0)))
     return GuestTopology(
@@ -615,13 +615,20 @@ def _isolated(cell, cores, count, reserved):
                                if core & taken))
 
 
+def _reserved_alone(count, reserved):
+    """Emulator pCPUs asked for on a cell that pins no vCPU (a mixed
+    guest's all-shared node 0): Nova's ``_get_reserved`` finds none
+    without a pinned vCPU, so such a guest cell fits no host cell."""
+    return bool(reserved) and not count
+
+
 def pin(cell, count, reserved=0, thread_policy=None):
     """The host CPUs that ``count`` pinned vCPUs and ``reserved`` emulator
     pCPUs take on ``cell`` under ``thread_policy``, as Nova's
     ``_pack_instance_onto_cores`` picks them, or None if they do not fit.
     """
     free = cell.free
-    if count + reserved > len(free):
+    if count + reserved > len(free) or _reserved_alone(count, reserved):
         return None
     cores = cell.free_cores()
     if thread_policy == ISOLATE:
@@ -910,6 +917,7 @@ def _cell_fits_columns(m, guest, topology, cpu_ratio, ram_ratio):
     if topology.pinned:
         ok &= memory - usage >= guest.memory_mb
         ok &= m["free_pcpus"] >= guest.pinned + guest.reserved
+        ok &= not _reserved_alone(guest.pinned, guest.reserved)
         ok &= _threads_fit_columns(m, guest, topology.thread_policy)
     else:
         ok &= m["cpu_usage"] + guest.shared <= cpus * cpu_ratio[:, None]

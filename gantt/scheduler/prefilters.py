@@ -26,7 +26,11 @@ columns before the filters run. Options are Nova's, in ``[scheduler]``:
                                            for packed virtqueues
 =========================================  =================================
 
-Forced hosts skip the pre-filters, as they skip the filters.
+Forced hosts (``force_hosts``, ``force_nodes``) skip the filters but not
+the pre-filters: Nova asks Placement with its request filters for them too.
+Since they skip AvailabilityZoneFilter, the requested zone is checked here
+for them whenever that filter is enabled (Nova 34 always maps the zone to
+its aggregates in the Placement query).
 """
 
 import logging
@@ -39,6 +43,7 @@ from gantt.scheduler.filters import availability_zone
 LOG = logging.getLogger(__name__)
 
 TENANT_KEY = "filter_tenant_id"
+ZONE_FILTER = availability_zone.AvailabilityZoneFilter.name
 TRAIT_PREFIX = "trait:"
 #: image property -> trait prefix (image_metadata_prefilter)
 IMAGE_TRAIT_PREFIXES = {
@@ -73,8 +78,7 @@ def steps(view, request, conf):
     if sched.limit_tenants_to_placement_aggregate:
         yield from _tenant(view, request,
                            sched.placement_aggregate_required_for_tenants)
-    if sched.query_placement_for_availability_zone and (
-            request.availability_zone):
+    if request.availability_zone and _zone_early(conf, request):
         yield ("not in availability zone %s" % request.availability_zone,
                availability_zone.rows_in_zone(view,
                                               request.availability_zone))
@@ -84,6 +88,14 @@ def steps(view, request, conf):
         yield from _isolated(view, request)
     if sched.image_metadata_prefilter:
         yield from _image_traits(view, request)
+
+
+def _zone_early(conf, request):
+    """Whether the requested zone restricts the candidates: the option,
+    or forced hosts, which AvailabilityZoneFilter does not see."""
+    enabled = conf.filter_scheduler.enabled_filters
+    return conf.scheduler.query_placement_for_availability_zone or (
+        request.forced and ZONE_FILTER in enabled)
 
 
 def _required(view, trait):

@@ -14,6 +14,7 @@ import os_resource_classes
 import os_traits
 
 from gantt import exception
+from gantt.scheduler import image_meta
 from gantt.scheduler import numa as numa_mod
 from gantt.scheduler import pci as pci_mod
 
@@ -402,7 +403,9 @@ def from_spec(spec, instance_uuids, lookup):
             reason="at most %d instances per request" % _MAX_INSTANCES)
     if len(set(instance_uuids)) != len(instance_uuids):
         raise exception.InvalidRequest(reason="instance uuids repeat")
-    image_props = dict(spec.image.properties) if spec.image else {}
+    # canonical typed values, as Nova's ImageMetaProps holds them
+    image_props = image_meta.canonical(
+        dict(spec.image.properties) if spec.image else {})
     cpu = numa_mod.cpu_request(spec.flavor, image_props)
     groups = _build_groups(spec, cpu)
     _check_trait_conflicts(groups)

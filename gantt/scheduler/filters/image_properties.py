@@ -17,32 +17,23 @@ import operator
 import re
 
 from gantt.scheduler import filters
+from gantt.scheduler import image_meta
 
-_ARCH_ALIASES = {"i386": "i686", "i486": "i686", "i586": "i686",
-                 "x86_32": "i686", "x86_32p": "i686", "amd64": "x86_64"}
-_HV_ALIASES = {"xapi": "xen"}
-_MODE_ALIASES = {"pv": "xen", "hv": "hvm", "baremetal": "hvm"}
 _OPS = {"<": operator.lt, "<=": operator.le, "==": operator.eq,
         "!=": operator.ne, ">=": operator.ge, ">": operator.gt}
 _CLAUSE = re.compile(r"^\s*(<=|>=|==|!=|<|>)\s*([0-9][0-9.]*)\s*$")
-
-
-def _canonical(value, aliases):
-    if not value:
-        return None
-    value = value.lower()
-    return aliases.get(value, value)
 
 
 def wanted(conf, props):
     """(arch, hv_type, vm_mode) the image asks for, canonical, or Nones."""
     arch = props.get("hw_architecture") or props.get("architecture") or (
         conf.filter_scheduler.image_properties_default_architecture)
-    return (_canonical(arch, _ARCH_ALIASES),
-            _canonical(props.get("img_hv_type")
-                       or props.get("hypervisor_type"), _HV_ALIASES),
-            _canonical(props.get("hw_vm_mode") or props.get("vm_mode"),
-                       _MODE_ALIASES))
+    canonical = image_meta.canonical_value
+    return (canonical(arch, image_meta.ARCH_ALIASES),
+            canonical(props.get("img_hv_type") or props.get("hypervisor_type"),
+                      image_meta.HV_ALIASES),
+            canonical(props.get("hw_vm_mode") or props.get("vm_mode"),
+                      image_meta.MODE_ALIASES))
 
 
 def supports(supported_instances, props):

@@ -126,7 +126,6 @@ class Sides:
 
     def close(self):
         self.nova.close()
-        self.gantt.close()
 
     def nova_passes(self, name, spec, req):
         if name == ZONE:

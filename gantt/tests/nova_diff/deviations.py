@@ -44,42 +44,13 @@ def _undefined_zone(world, req, host):
         a.metadata.get("availability_zone") for a in world.aggregates}
 
 
-def _mixed_node_without_pinned_cpu(world, req, host):
-    specs = req.extra_specs
-    return (specs.get("hw:cpu_policy") == "mixed"
-            and specs.get("hw:numa_nodes") == "2" and req.vcpus == 2)
-
-
-def _named_in_another_case(world, req, host):
-    return host is not None and any(
-        name != host and name.lower() == host
-        for name in req.ignore_hosts + req.force_hosts)
-
-
-def _forced_past_request_filters(world, req, host):
-    if host is None or host not in {n.lower() for n in req.force_hosts} | (
-            set(req.force_nodes)):
-        return False
-    return (world.host(host).state == "disabled"
-            or req.availability_zone is not None)
-
-
-def _all_in_or_unscoped(world, req, host):
-    return any(":" not in key or value.startswith("<all-in>")
-               for key, value in req.extra_specs.items())
-
-
-def _maxphysaddr_bits(world, req, host):
-    return "hw:maxphysaddr_bits" in req.extra_specs
+def _all_in(world, req, host):
+    return any(str(value).startswith("<all-in>")
+               for value in req.extra_specs.values())
 
 
 def _page_size_any_or_large(world, req, host):
     return req.extra_specs.get("hw:mem_page_size") in ("any", "large")
-
-
-def _canonicalised_image_value(world, req, host):
-    props = req.image_properties
-    return props.get("hw_architecture") in ("amd64",)
 
 
 #: ``capabilities:`` keys only a Nova HostState attribute answers
@@ -94,32 +65,18 @@ DEVIATIONS = (
               "has no HostState, only what the agent reports",
               "permanent",
               example=(4, 0), applies=_names_host_state_attribute),
+    Deviation("filter", "ComputeCapabilitiesFilter",
+              "<all-in> matches whole words or list items; Nova tests "
+              "substrings of the value's text (<all-in> avx matches a "
+              "host with only avx2)", "permanent",
+              example=(1006, 3), applies=_all_in),
     Deviation("filter", "AvailabilityZoneFilter",
               "Nova 34 restricts a zone only when an aggregate defines "
               "it: its default zone then matches every host, Gantt only "
-              "the hosts outside zone aggregates", "permanent",
+              "the hosts outside zone aggregates (what an operator means, "
+              "and Nova's AvailabilityZoneFilter before its removal)",
+              "permanent",
               example=(2, 0), applies=_undefined_zone),
-    Deviation("filter", "AggregateImagePropertiesIsolation",
-              "Nova compares the canonical value of typed image "
-              "properties (amd64 is x86_64); Gantt the raw one",
-              "permanent",
-              example=(0, 0), applies=_canonicalised_image_value),
-    Deviation("weigher", "ImagePropertiesWeigher",
-              "Nova matches the canonical value of typed image "
-              "properties (amd64 is x86_64) against the instances'; Gantt "
-              "looks the raw one up in the image_props: stats",
-              "permanent",
-              example=(21, 2), applies=_canonicalised_image_value),
-    Deviation("request", "validation",
-              "hw:cpu_policy=mixed with a guest NUMA node that gets no "
-              "dedicated vCPU (2 vCPUs, 2 nodes, mask ^0): Gantt refuses "
-              "the request as invalid, Nova accepts it and places it",
-              "reported",
-              example=(49, 1), applies=_mixed_node_without_pinned_cpu),
-    Deviation("filter", "ComputeCapabilitiesFilter",
-              "hw:maxphysaddr_bits: Nova checks it as capabilities:"
-              "cpu_info:maxphysaddr:bits >= N; Gantt ignores it",
-              "reported", example=(5, 1), applies=_maxphysaddr_bits),
     Deviation("filter", "NUMATopologyFilter",
               "hw:mem_page_size=any or large (Nova bug): a host cell tried "
               "first (Nova orders cells by free resources) fixes the page "
@@ -128,39 +85,4 @@ DEVIATIONS = (
               "whose other cell fits with another pool, Gantt takes them",
               "permanent", example=(228, 1),
               applies=_page_size_any_or_large),
-    Deviation("chain", "default chain",
-              "ignore_hosts / force_hosts name a host in another case "
-              "(HOST01): Nova compares host names case-insensitively, "
-              "Gantt exactly", "reported",
-              example=(42, 1), applies=_named_in_another_case),
-    Deviation("chain", "default chain",
-              "a forced host (force_hosts / force_nodes) that is disabled "
-              "or outside the requested zone: Nova's request filters "
-              "(COMPUTE_STATUS_DISABLED forbidden, the zone's aggregates) "
-              "still apply to it in Placement, Gantt skips its pre-filters "
-              "and the zone filter for forced hosts", "reported",
-              example=(60, 1), applies=_forced_past_request_filters),
-    Deviation("filter", "ComputeCapabilitiesFilter",
-              "<all-in>; Nova skips an unscoped key the host has neither "
-              "as an attribute nor as a stat", "parity",
-              example=(2, 2), applies=_all_in_or_unscoped),
-    Deviation("filter", "SimpleCIDRAffinityFilter",
-              "Gantt has no SimpleCIDRAffinityFilter", "parity",
-              example=(0, 0)),
-    Deviation("weigher", "RAMWeigher",
-              "Nova weighs free_ram_mb (total - used, no allocation "
-              "ratio) clamped at 0 (minval)", "parity",
-              example=(0, 0)),
-    Deviation("weigher", "DiskWeigher",
-              "Nova weighs free_disk_mb (total - used, no allocation "
-              "ratio) clamped at 0 (minval)", "parity",
-              example=(0, 0)),
-    Deviation("weigher", "CPUWeigher",
-              "Nova clamps free vCPUs at 0 (minval) before normalising",
-              "parity",
-              example=(0, 0)),
-    Deviation("weigher", "IoOpsWeigher",
-              "Nova normalises from 0 (minval), not from the fewest I/O "
-              "operations", "parity",
-              example=(10, 0)),
 )

@@ -166,19 +166,6 @@ class GanttWorld:
             for a in world.aggregates]))
         self.filters = {f.name: f for f in self.manager.filters.filters}
 
-    def close(self):
-        """Clear this world's option overrides.
-
-        NOTE: they must be cleared although the ConfigOpts is private:
-        Gantt's option groups are module-level ``OptGroup`` objects and
-        oslo.config keeps overrides in the group's option table, which
-        ``register_group`` copies shallowly, so an override set on one
-        ConfigOpts shows through every other one of the process."""
-        for key in self.world.config:
-            group, name = key.split(".", 1)
-            self.conf.clear_override(name, group)
-        self.conf.clear_override("enabled_filters", "filter_scheduler")
-
     def request(self, req):
         """The ResourceRequest and a fresh view (InvalidRequest raises)."""
         spec = request_spec(req)

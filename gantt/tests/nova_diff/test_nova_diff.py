@@ -23,8 +23,8 @@ WORLDS = int(os.environ.get("GANTT_NOVA_DIFF_WORLDS", "40"))
 FIRST = int(os.environ.get("GANTT_NOVA_DIFF_SEED", "0"))
 SEEDS = list(range(FIRST, FIRST + WORLDS))
 
-#: filters that pass every host (AllHostsFilter), or that Gantt lacks
-TRIVIAL_FILTERS = {"AllHostsFilter", "SimpleCIDRAffinityFilter"}
+#: filters that pass every host
+TRIVIAL_FILTERS = {"AllHostsFilter"}
 
 
 def _all_outcomes():

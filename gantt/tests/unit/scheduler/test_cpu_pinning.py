@@ -196,9 +196,6 @@ def test_guest_cells(specs, image, cells, policy, thread):
     ({"hw:cpu_policy": "mixed", "hw:cpu_dedicated_mask": "0",
       "hw:cpu_realtime": "yes", "hw:cpu_realtime_mask": "^0"}, {},
      "not both"),
-    # every guest NUMA node of a mixed guest needs a pinned vCPU
-    ({"hw:cpu_policy": "mixed", "hw:cpu_dedicated_mask": "0-1",
-      "hw:numa_nodes": "2"}, {}, "node 1 (vCPUs 2,3)"),
     # realtime: some vCPU must be left for the emulator threads
     ({"hw:cpu_policy": "dedicated", "hw:cpu_realtime": "yes"}, {},
      "emulator"),
@@ -530,3 +527,45 @@ def test_a_failed_batch_claim_forgets_its_decisions(conf, manager,
     # the one-by-one claims decide again, from what the cache says
     assert calls[0] == 2
     assert sorted(s[0].service_host for s in placed) == ["a", "b"]
+
+
+def test_a_mixed_guest_node_may_have_no_dedicated_vcpu(conf):
+    # Nova accepts 2 vCPUs over 2 guest nodes with vCPU 1 dedicated: node
+    # 0 is all shared, node 1 all pinned (and 0-1 of 4 vCPUs the other way
+    # round)
+    flavor = _flavor(2, 2048, **{"hw:cpu_policy": "mixed",
+                                 "hw:cpu_dedicated_mask": "^0",
+                                 "hw:numa_nodes": "2"})
+    request = helpers.make_request(flavor)
+    assert [(c.cpus, c.pinned, c.shared) for c in request.numa.cells] == [
+        (1, 0, 1), (1, 1, 0)]
+    assert _unsuffixed(request).resources["PCPU"] == 1
+    two_cells = [_cell(0), _cell(1, pcpus=range(12, 20),
+                                 cpus=range(20, 24))]
+    view = helpers.make_view(helpers.node("two", numa_cells=two_cells),
+                             helpers.node("one", numa_cells=[_cell()]))
+    flt = numa_topology.NUMATopologyFilter(conf)
+    helpers.assert_both_paths(flt, view, request, [True, False])
+    flavor = _flavor(4, 2048, **{"hw:cpu_policy": "mixed",
+                                 "hw:cpu_dedicated_mask": "0-1",
+                                 "hw:numa_nodes": "2"})
+    assert [(c.pinned, c.shared) for c in
+            helpers.make_request(flavor).numa.cells] == [(2, 0), (0, 2)]
+
+
+def test_isolated_emulator_threads_need_a_pinned_vcpu_beside_them(conf):
+    # Nova reserves the emulator pCPU only next to pinned vCPUs of guest
+    # node 0: with that node all shared, the guest fits no host
+    flavor = _flavor(2, 2048, **{"hw:cpu_policy": "mixed",
+                                 "hw:cpu_dedicated_mask": "^0",
+                                 "hw:numa_nodes": "2",
+                                 "hw:emulator_threads_policy": "isolate"})
+    request = helpers.make_request(flavor)
+    assert [(c.pinned, c.reserved) for c in request.numa.cells] == [
+        (0, 1), (1, 0)]
+    two_cells = [_cell(0), _cell(1, pcpus=range(12, 20),
+                                 cpus=range(20, 24))]
+    view = helpers.make_view(helpers.node("two", numa_cells=two_cells))
+    flt = numa_topology.NUMATopologyFilter(conf)
+    helpers.assert_both_paths(flt, view, request, [False])
+    assert numa.pin(numa.HostCell.from_obj(_cell()), 0, 1) is None

@@ -902,3 +902,17 @@ def test_tree_walk_order_is_best_first_without_sorting_all(count):
     if count <= 32:
         # small enough to sort at once: exactly the stable order
         assert order == list(np.argsort(-totals, kind="stable"))
+
+
+def test_a_held_claim_on_a_host_forced_in_another_case_is_kept(manager):
+    # force_hosts matches host names in any case, as Nova's does, also
+    # for the claim an instance already holds
+    for name in ("h1", "h2"):
+        _sized(manager, name, 4)
+    [uuid] = factories.uuids(1)
+    [[first, *_]] = manager.select_destinations(
+        _spec(force_hosts=["H2"]), [uuid])
+    assert first.service_host == "h2"
+    [[again, *_]] = manager.select_destinations(
+        _spec(force_hosts=["H2"]), [uuid])
+    assert again.claimed and again.service_host == "h2"

@@ -72,12 +72,47 @@ def test_disabled_computes_are_always_excluded(conf):
     assert removed == [("had trait COMPUTE_STATUS_DISABLED", 1)]
 
 
-def test_forced_hosts_skip_the_pre_filters(conf):
+@pytest.mark.parametrize("forced", [{"force_hosts": ["off"]},
+                                    {"force_nodes": ["off"]}])
+def test_forced_hosts_keep_the_pre_filters(conf, forced):
+    # as in Nova, whose request filters shape the Placement query for
+    # forced hosts too: a disabled compute is never picked
     view = _view(helpers.node("on"),
                  helpers.node("off", traits=["COMPUTE_STATUS_DISABLED"]))
-    kept, _removed = _kept(view, helpers.make_request(force_hosts=["off"]),
-                           conf)
-    assert kept == ["off"]
+    kept, removed = _kept(view, helpers.make_request(**forced), conf)
+    assert kept == []
+    assert removed == [("not forced", 1),
+                       ("had trait COMPUTE_STATUS_DISABLED", 1)]
+
+
+def test_forced_hosts_stay_in_the_requested_zone(conf):
+    view = _view(helpers.node("h0", zone="east"),
+                 helpers.node("h1", zone="west"), helpers.node("h2"),
+                 aggs=[_agg(T1, ["h2"], availability_zone="east")])
+    request = helpers.make_request(force_hosts=["h0", "h1", "h2"],
+                                   availability_zone="east")
+    assert _kept(view, request, conf)[0] == ["h0", "h2"]
+
+
+def test_forced_hosts_ignore_the_zone_without_the_zone_filter(conf):
+    conf.set_override("enabled_filters", ["ComputeFilter"],
+                      "filter_scheduler")
+    view = _view(helpers.node("h0", zone="east"),
+                 helpers.node("h1", zone="west"))
+    request = helpers.make_request(force_hosts=["h0", "h1"],
+                                   availability_zone="east")
+    assert _kept(view, request, conf)[0] == ["h0", "h1"]
+
+
+@pytest.mark.parametrize("names, kept", [
+    ({"force_hosts": ["H1"]}, ["h1"]),
+    ({"force_hosts": ["h1", "H2"]}, ["h1", "H2"]),
+    ({"ignore_hosts": ["H1", "h2"]}, ["h0"]),
+])
+def test_forced_and_ignored_hosts_match_in_any_case(conf, names, kept):
+    # as Nova's HostManager compares them
+    view = _view(helpers.node("h0"), helpers.node("h1"), helpers.node("H2"))
+    assert _kept(view, helpers.make_request(**names), conf)[0] == kept
 
 
 @pytest.mark.parametrize("option, props, specs, kept", [
