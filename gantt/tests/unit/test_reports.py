@@ -32,5 +32,5 @@ def test_version_info_without_an_installed_package(monkeypatch):
     def missing(name):
         raise metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(metadata, "version", missing)
+    monkeypatch.setattr(metadata, "distribution", missing)
     assert version.version_info.version_string_with_package() == "unknown"
