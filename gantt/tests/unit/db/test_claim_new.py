@@ -108,8 +108,12 @@ def test_an_unknown_provider_fails_the_batch(db):
 def test_a_stored_consumer_is_no_new_consumer(db):
     _claim_new(db, [(VM1, {H1: {"VCPU": 2}})])
     before = _generations(db)
-    with pytest.raises(allocations.ConsumerExists):
+    with pytest.raises(allocations.ConsumerExists) as raised:
         _claim_new(db, [(VM2, {H2: {"VCPU": 1}}), (VM1, {H2: {"VCPU": 1}})])
+    # the batch's consumers, since the insert does not say which one
+    assert str(raised.value) == (
+        "Resource provider consumer changed (generation None) while "
+        "claiming for consumer %s,%s" % (VM2, VM1))
     assert _held(db, VM1) == {H1: {"VCPU": 2}}
     assert _held(db, VM2) == {}
     assert _generations(db) == before

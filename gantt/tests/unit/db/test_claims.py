@@ -275,3 +275,16 @@ def test_hosts_of_consumers(db):
         assert allocations.hosts_of_consumers(conn, [VM1, VM2]) == {
             "h1", "h2"}
         assert allocations.hosts_of_consumers(conn, []) == set()
+
+
+def test_a_lost_race_on_the_group_names_the_group_and_the_generation(db):
+    """Another member's claim moved the group's generation: the loser's
+    error (logged, and in an alternate's failure reason) says which group,
+    what it had read and for which consumer."""
+    _group_claim(db, VM1, H1, "anti-affinity")          # generation 0 -> 1
+    with (pytest.raises(exception.ClaimConflict) as raised,
+          db.begin() as conn):
+        allocations._bump_group(conn, GROUP, 0, VM2)
+    assert str(raised.value) == (
+        "Resource provider group %s changed (generation 0) while claiming "
+        "for consumer %s" % (GROUP, VM2))
