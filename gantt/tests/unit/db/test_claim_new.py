@@ -211,6 +211,7 @@ def test_a_batch_that_read_before_another_claim_committed_loses_whole(
     the same statement as its inserts) must fail and leave nothing."""
     from gantt.tests.unit.db import test_moves
 
+    seen = _generations(sdb)
     paused = test_moves.Paused(monkeypatch, allocations, "_take").start(
         lambda: _claim_new(sdb, [(VM1, {H1: {"VCPU": 2}}),
                                  (VM2, {H2: {"VCPU": 2}})]))
@@ -218,6 +219,11 @@ def test_a_batch_that_read_before_another_claim_committed_loses_whole(
     before = _generations(sdb)
     outcome = paused.finish()
     assert isinstance(outcome.get("error"), exception.ClaimConflict), outcome
+    # every provider the batch read, with what it read, and its first
+    # consumer
+    assert str(outcome["error"]) == (
+        "Resource provider %s,%s changed (generation %d,%d) while claiming "
+        "for consumer %s" % (H1, H2, seen[H1], seen[H2], VM1))
     assert _consumers(sdb) == [VM3]
     assert (_held(sdb, VM1), _held(sdb, VM2)) == ({}, {})
     assert _generations(sdb) == before
@@ -242,7 +248,9 @@ def test_a_member_that_read_before_another_member_committed_loses(
     _claim_new(sdb, [(VM2, {H2: {"VCPU": 1}})], group=group)
     outcome = paused.finish()
     assert isinstance(outcome.get("error"), exception.ClaimConflict), outcome
-    assert "group" in str(outcome["error"])
+    assert str(outcome["error"]) == (
+        "Resource provider group %s changed (generation 0) while claiming "
+        "for consumer %s" % (GROUP, VM1))
     assert _consumers(sdb) == [VM2]
     with sdb.begin() as conn:
         assert allocations.group_hosts(conn, GROUP) == {"h2": 1}

@@ -259,6 +259,40 @@ def test_a_member_may_be_reclaimed_where_it_is(db):
     assert _held(db, VM1) == {H1: {"VCPU": 1}}
 
 
+def test_a_member_holding_several_classes_counts_once(db):
+    """Anti-affinity, two members a host: VM1 holds VCPU and memory on h1
+    (two allocation rows), so VM2 is the second member there, not the
+    third."""
+    group = allocations.GroupClaim(GROUP, "anti-affinity", 2)
+    allocations.ensure_group(db, group)
+    _claim(db, VM1, {H1: {"VCPU": 1, "MEMORY_MB": 512}}, group=group)
+    _claim(db, VM2, {H1: {"VCPU": 1}}, group=group)
+    with db.begin() as conn:
+        assert allocations.group_hosts(conn, GROUP) == {"h1": 2}
+
+
+def test_a_violation_names_every_provider_the_consumer_asked_for(db):
+    _group_claim(db, VM1, H1, "anti-affinity")
+    group = allocations.GroupClaim(GROUP, "anti-affinity", 1)
+    with pytest.raises(exception.GroupPolicyViolation) as raised:
+        _claim(db, VM2, {H2: {"VCPU": 1}, H1: {"VCPU": 1}}, group=group)
+    assert str(raised.value) == (
+        "Placing consumer %s on %s would break the anti-affinity policy of "
+        "server group %s" % (VM2, ",".join(sorted([H1, H2])), GROUP))
+
+
+def test_a_claim_for_a_group_never_stored_is_refused(db):
+    """The claim compares-and-swaps the group's row, which
+    ``ensure_group`` creates: without it there is nothing to compare."""
+    group = allocations.GroupClaim(GROUP, "affinity")
+    with pytest.raises(exception.ClaimConflict) as raised:
+        _claim(db, VM1, {H1: {"VCPU": 1}}, group=group)
+    assert str(raised.value) == (
+        "Resource provider group %s changed (generation None) while "
+        "claiming for consumer -" % GROUP)
+    assert _held(db, VM1) == {}
+
+
 def test_group_claims_bump_the_group_generation(db):
     _group_claim(db, VM1, H1, "anti-affinity")
     _group_claim(db, VM2, H2, "anti-affinity")
