@@ -109,9 +109,11 @@ def test_isolated_hosts(conf, restrict, image, expected):
 
 
 def test_isolated_hosts_without_images_only_restrict(conf):
-    conf.set_override("isolated_hosts", ["island"], "filter_scheduler")
-    view = helpers.make_view(helpers.node("island"), helpers.node("main"))
     flt = isolated_hosts.IsolatedHostsFilter(conf)
+    assert not flt.applies(helpers.make_request())    # nothing isolated
+    conf.set_override("isolated_hosts", ["island"], "filter_scheduler")
+    assert flt.applies(helpers.make_request())
+    view = helpers.make_view(helpers.node("island"), helpers.node("main"))
     helpers.assert_both_paths(flt, view, helpers.make_request(),
                               [False, True])
     conf.set_override("restrict_isolated_hosts_to_isolated_images", False,
@@ -128,10 +130,12 @@ def test_metrics_filter_wants_every_weighed_metric(conf):
     view = helpers.make_view(
         helpers.node("both", metrics={"cpu": 1.0, "mem": 0.0}),
         helpers.node("one", metrics={"cpu": 1.0}),
+        helpers.node("other", metrics={"mem": 0.0}),
         helpers.node("none"))
     flt = metrics.MetricsFilter(conf)
+    assert flt.applies(helpers.make_request())
     helpers.assert_both_paths(flt, view, helpers.make_request(),
-                              [True, False, False])
+                              [True, False, False, False])
     conf.set_override("weight_setting", [], "metrics")
     assert not flt.applies(helpers.make_request())
 
@@ -170,6 +174,8 @@ def test_json_filter(conf, query, expected):
     request = helpers.make_request(
         scheduler_hints={"query": [json.dumps(query)]})
     flt = json_filter.JsonFilter(conf)
+    assert flt.applies(request)
+    assert not flt.applies(helpers.make_request())
     columns, per_host = helpers.both_paths(flt, _json_view(), request)
     assert per_host == expected
     assert columns in (None, expected)
