@@ -36,8 +36,10 @@ def test_hosts_on_the_network_pass(conf, hints, expected):
     helpers.assert_both_paths(flt, _view(), request, expected)
 
 
-def test_without_the_hint_every_host_passes(conf):
-    request = helpers.make_request(scheduler_hints={"cidr": ["/16"]})
+@pytest.mark.parametrize("hints", [
+    {"cidr": ["/16"]}, {"build_near_host_ip": [], "cidr": ["/16"]}])
+def test_without_the_hint_every_host_passes(conf, hints):
+    request = helpers.make_request(scheduler_hints=hints)
     assert not cidr_affinity.SimpleCIDRAffinityFilter(conf).applies(request)
 
 
