@@ -235,6 +235,9 @@ def test_bad_json_queries_are_invalid_requests(conf, query, reason):
     # other scopes are ignored
     ({"aggregate_instance_extra_specs:x": "y", "hypervisor_type": "QEMU"},
      [True, False]),
+    # every spec must hold, the first as much as the last
+    ({"capabilities:gpu_count": ">= 2", "gpu_count": ">= 1"},
+     [False, True]),
 ])
 def test_capability_lookups(conf, specs, expected):
     view = helpers.make_view(
@@ -243,6 +246,26 @@ def test_capability_lookups(conf, specs, expected):
             "cpu_info": '{"arch": "x86_64", "features": ["avx", "avx2"]}'},
             stats={"gpu_count": "1"}),
         helpers.node("h2", stats={"gpu_count": "4"}))
+    request = helpers.make_request(factories.flavor(extra_specs=specs))
+    helpers.assert_both_paths(
+        compute_capabilities.ComputeCapabilitiesFilter(conf), view, request,
+        expected)
+
+
+@pytest.mark.parametrize("specs, expected", [
+    # a capability decides before a stat of the same name
+    ({"capabilities:gpu_count": ">= 2"}, [False, True, False]),
+    # flat, nested in JSON, or a stat: whichever the host reports
+    ({"capabilities:cpu_info:arch": "x86_64"}, [True, False, True]),
+])
+def test_hosts_reporting_a_value_in_different_places(conf, specs, expected):
+    view = helpers.make_view(
+        helpers.node("h1", capabilities={
+            "gpu_count": "1", "cpu_info": '{"arch": "x86_64"}'},
+            stats={"gpu_count": "4"}),
+        helpers.node("h2", capabilities={"cpu_info:arch": "aarch64"},
+                     stats={"gpu_count": "4"}),
+        helpers.node("h3", stats={"cpu_info:arch": "x86_64"}))
     request = helpers.make_request(factories.flavor(extra_specs=specs))
     helpers.assert_both_paths(
         compute_capabilities.ComputeCapabilitiesFilter(conf), view, request,
