@@ -65,7 +65,17 @@ def three(**fields):
       "aggregate_instance_extra_specs:net": "fast"},
      [(["h0", "h1"], {"ssd": "true"}), (["h1"], {"net": "fast"})],
      [False, True, False]),
+    ({"aggregate_instance_extra_specs:net": "fast",
+      "aggregate_instance_extra_specs:ssd": "true"},
+     [(["h0", "h1"], {"ssd": "true"}), (["h1"], {"net": "fast"})],
+     [False, True, False]),
+    # the key is all that follows the scope, colons included
+    ({"aggregate_instance_extra_specs:hw:gpu": "a100"},
+     [(["h0"], {"hw:gpu": "a100"}), (["h1"], {"gpu": "a100"})],
+     [True, False, False]),
     # other scopes are not this filter's business
+    ({"hw:cpu_policy": "dedicated", "aggregate_instance_extra_specs:ssd":
+      "true"}, [(["h0"], {"ssd": "true"})], [True, False, False]),
     ({"hw:cpu_policy": "dedicated", "capabilities:x": "y"}, [], None),
 ])
 def test_aggregate_instance_extra_specs(conf, specs, aggs, expected):
