@@ -68,6 +68,9 @@ def test_many_consumers_are_claimed_in_one_transaction(db):
     assert _held(db, VM2) == {H1: {"VCPU": 3}}
     assert _held(db, VM3) == {H2: {"VCPU": 8, "DISK_GB": 100}}
     assert _consumers(db) == sorted([VM1, VM2, VM3])
+    with db.begin() as conn:     # stored at generation 0, as one by one
+        assert {r.generation for r in conn.execute(
+            sa.select(CONSUMERS.c.generation))} == {0}
     # one compare-and-swap per provider, however many consumers it took
     assert _generations(db) == {u: g + 1 for u, g in before.items()}
     assert {s.uuid: (s.generation, s.usages) for s in states} == {

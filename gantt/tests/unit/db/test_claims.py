@@ -204,11 +204,42 @@ def test_consumer_compare_and_swap(db, stale):
     consumer generation (or none) must not commit."""
     _claim(db, VM1, {H1: {"VCPU": 1}})
     _claim(db, VM1, {H2: {"VCPU": 1}})          # generation 0 -> 1
-    with (pytest.raises(exception.ClaimConflict, match="consumer"),
+    with (pytest.raises(exception.ClaimConflict) as raised,
           db.begin() as conn):
         allocations._write_consumer(conn, VM1, stale, None, None, None,
                                     sa.func.current_timestamp())
+    assert str(raised.value) == (
+        "Resource provider consumer changed (generation %s) while claiming "
+        "for consumer %s" % (stale, VM1))
     assert _consumer_generation(db, VM1) == 1
+
+
+def test_a_reclaim_records_the_new_owner(db):
+    _claim(db, VM1, {H1: {"VCPU": 1}}, project_id="p1", user_id="u1")
+    _claim(db, VM1, {H1: {"VCPU": 1}}, project_id="p2", user_id="u2")
+    with db.begin() as conn:
+        info = allocations.consumer_info(conn, VM1)
+        updated = conn.execute(sa.select(CONSUMERS.c.updated_at).where(
+            CONSUMERS.c.uuid == VM1)).scalar_one()
+    assert (info.project_id, info.user_id) == ("p2", "u2")
+    assert updated is not None
+
+
+def test_a_release_reports_what_the_others_still_use(db):
+    _claim(db, VM1, {H1: {"VCPU": 2}})
+    _claim(db, VM2, {H1: {"VCPU": 3, "MEMORY_MB": 512}})
+    _claim(db, VM3, {H2: {"VCPU": 1}})
+    [state] = _release(db, VM1)
+    assert (state.uuid, state.usages) == (H1, {"VCPU": 3, "MEMORY_MB": 512})
+
+
+def test_each_group_gets_its_own_row(db):
+    other = "9d4e2c1b-7a6f-4e3d-8c2b-1a0f9e8d7c6b"
+    for uuid in (GROUP, other):
+        allocations.ensure_group(db, allocations.GroupClaim(uuid, "affinity"))
+    with db.begin() as conn:
+        rows = conn.execute(sa.select(GROUPS.c.uuid, GROUPS.c.generation))
+        assert sorted(rows.all()) == sorted([(GROUP, 0), (other, 0)])
 
 
 def test_release_is_idempotent_and_frees_room(db):
