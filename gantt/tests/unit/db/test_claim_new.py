@@ -70,6 +70,9 @@ def test_many_consumers_are_claimed_in_one_transaction(db):
     assert _held(db, VM2) == {H1: {"VCPU": 3}}
     assert _held(db, VM3) == {H2: {"VCPU": 8, "DISK_GB": 100}}
     assert _consumers(db) == sorted([VM1, VM2, VM3])
+    with db.begin() as conn:     # stored at generation 0, as one by one
+        assert {r.generation for r in conn.execute(
+            sa.select(CONSUMERS.c.generation))} == {0}
     # one compare-and-swap per provider, however many consumers it took
     assert _generations(db) == {u: g + 1 for u, g in before.items()}
     assert {s.uuid: (s.generation, s.usages) for s in states} == {
@@ -110,8 +113,12 @@ def test_an_unknown_provider_fails_the_batch(db):
 def test_a_stored_consumer_is_no_new_consumer(db):
     _claim_new(db, [(VM1, {H1: {"VCPU": 2}})])
     before = _generations(db)
-    with pytest.raises(allocations.ConsumerExists):
+    with pytest.raises(allocations.ConsumerExists) as raised:
         _claim_new(db, [(VM2, {H2: {"VCPU": 1}}), (VM1, {H2: {"VCPU": 1}})])
+    # the batch's consumers, since the insert does not say which one
+    assert str(raised.value) == (
+        "Resource provider consumer changed (generation None) while "
+        "claiming for consumer %s,%s" % (VM2, VM1))
     assert _held(db, VM1) == {H1: {"VCPU": 2}}
     assert _held(db, VM2) == {}
     assert _generations(db) == before
@@ -209,6 +216,7 @@ def test_a_batch_that_read_before_another_claim_committed_loses_whole(
     the same statement as its inserts) must fail and leave nothing."""
     from gantt.tests.unit.db import test_moves
 
+    seen = _generations(sdb)
     paused = test_moves.Paused(monkeypatch, allocations, "_take").start(
         lambda: _claim_new(sdb, [(VM1, {H1: {"VCPU": 2}}),
                                  (VM2, {H2: {"VCPU": 2}})]))
@@ -216,6 +224,11 @@ def test_a_batch_that_read_before_another_claim_committed_loses_whole(
     before = _generations(sdb)
     outcome = paused.finish()
     assert isinstance(outcome.get("error"), exception.ClaimConflict), outcome
+    # every provider the batch read, with what it read, and its first
+    # consumer
+    assert str(outcome["error"]) == (
+        "Resource provider %s,%s changed (generation %d,%d) while claiming "
+        "for consumer %s" % (H1, H2, seen[H1], seen[H2], VM1))
     assert _consumers(sdb) == [VM3]
     assert (_held(sdb, VM1), _held(sdb, VM2)) == ({}, {})
     assert _generations(sdb) == before
@@ -240,7 +253,9 @@ def test_a_member_that_read_before_another_member_committed_loses(
     _claim_new(sdb, [(VM2, {H2: {"VCPU": 1}})], group=group)
     outcome = paused.finish()
     assert isinstance(outcome.get("error"), exception.ClaimConflict), outcome
-    assert "group" in str(outcome["error"])
+    assert str(outcome["error"]) == (
+        "Resource provider group %s changed (generation 0) while claiming "
+        "for consumer %s" % (GROUP, VM1))
     assert _consumers(sdb) == [VM2]
     with sdb.begin() as conn:
         assert allocations.group_hosts(conn, GROUP) == {"h2": 1}

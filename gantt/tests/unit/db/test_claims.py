@@ -204,11 +204,43 @@ def test_consumer_compare_and_swap(db, stale):
     consumer generation (or none) must not commit."""
     _claim(db, VM1, {H1: {"VCPU": 1}})
     _claim(db, VM1, {H2: {"VCPU": 1}})          # generation 0 -> 1
-    with (pytest.raises(exception.ConsumerConflict, match="changed"),
+    with (pytest.raises(exception.ConsumerConflict) as raised,
           db.begin() as conn):
         allocations._write_consumer(conn, VM1, stale, None, None, None,
                                     sa.func.current_timestamp())
+    assert str(raised.value) == (
+        "Consumer %s: its claim changed while this call was placing it "
+        "(generation %s was read); nothing was changed"
+        % (VM1, "none" if stale is None else stale))
     assert _consumer_generation(db, VM1) == 1
+
+
+def test_a_reclaim_records_the_new_owner(db):
+    _claim(db, VM1, {H1: {"VCPU": 1}}, project_id="p1", user_id="u1")
+    _claim(db, VM1, {H1: {"VCPU": 1}}, project_id="p2", user_id="u2")
+    with db.begin() as conn:
+        info = allocations.consumer_info(conn, VM1)
+        updated = conn.execute(sa.select(CONSUMERS.c.updated_at).where(
+            CONSUMERS.c.uuid == VM1)).scalar_one()
+    assert (info.project_id, info.user_id) == ("p2", "u2")
+    assert updated is not None
+
+
+def test_a_release_reports_what_the_others_still_use(db):
+    _claim(db, VM1, {H1: {"VCPU": 2}})
+    _claim(db, VM2, {H1: {"VCPU": 3, "MEMORY_MB": 512}})
+    _claim(db, VM3, {H2: {"VCPU": 1}})
+    [state] = _release(db, VM1)
+    assert (state.uuid, state.usages) == (H1, {"VCPU": 3, "MEMORY_MB": 512})
+
+
+def test_each_group_gets_its_own_row(db):
+    other = "9d4e2c1b-7a6f-4e3d-8c2b-1a0f9e8d7c6b"
+    for uuid in (GROUP, other):
+        allocations.ensure_group(db, allocations.GroupClaim(uuid, "affinity"))
+    with db.begin() as conn:
+        rows = conn.execute(sa.select(GROUPS.c.uuid, GROUPS.c.generation))
+        assert sorted(rows.all()) == sorted([(GROUP, 0), (other, 0)])
 
 
 def test_release_is_idempotent_and_frees_room(db):
@@ -259,6 +291,40 @@ def test_a_member_may_be_reclaimed_where_it_is(db):
     assert _held(db, VM1) == {H1: {"VCPU": 1}}
 
 
+def test_a_member_holding_several_classes_counts_once(db):
+    """Anti-affinity, two members a host: VM1 holds VCPU and memory on h1
+    (two allocation rows), so VM2 is the second member there, not the
+    third."""
+    group = allocations.GroupClaim(GROUP, "anti-affinity", 2)
+    allocations.ensure_group(db, group)
+    _claim(db, VM1, {H1: {"VCPU": 1, "MEMORY_MB": 512}}, group=group)
+    _claim(db, VM2, {H1: {"VCPU": 1}}, group=group)
+    with db.begin() as conn:
+        assert allocations.group_hosts(conn, GROUP) == {"h1": 2}
+
+
+def test_a_violation_names_every_provider_the_consumer_asked_for(db):
+    _group_claim(db, VM1, H1, "anti-affinity")
+    group = allocations.GroupClaim(GROUP, "anti-affinity", 1)
+    with pytest.raises(exception.GroupPolicyViolation) as raised:
+        _claim(db, VM2, {H2: {"VCPU": 1}, H1: {"VCPU": 1}}, group=group)
+    assert str(raised.value) == (
+        "Placing consumer %s on %s would break the anti-affinity policy of "
+        "server group %s" % (VM2, ",".join(sorted([H1, H2])), GROUP))
+
+
+def test_a_claim_for_a_group_never_stored_is_refused(db):
+    """The claim compares-and-swaps the group's row, which
+    ``ensure_group`` creates: without it there is nothing to compare."""
+    group = allocations.GroupClaim(GROUP, "affinity")
+    with pytest.raises(exception.ClaimConflict) as raised:
+        _claim(db, VM1, {H1: {"VCPU": 1}}, group=group)
+    assert str(raised.value) == (
+        "Resource provider group %s changed (generation None) while "
+        "claiming for consumer -" % GROUP)
+    assert _held(db, VM1) == {}
+
+
 def test_group_claims_bump_the_group_generation(db):
     _group_claim(db, VM1, H1, "anti-affinity")
     _group_claim(db, VM2, H2, "anti-affinity")
@@ -275,3 +341,16 @@ def test_hosts_of_consumers(db):
         assert allocations.hosts_of_consumers(conn, [VM1, VM2]) == {
             "h1", "h2"}
         assert allocations.hosts_of_consumers(conn, []) == set()
+
+
+def test_a_lost_race_on_the_group_names_the_group_and_the_generation(db):
+    """Another member's claim moved the group's generation: the loser's
+    error (logged, and in an alternate's failure reason) says which group,
+    what it had read and for which consumer."""
+    _group_claim(db, VM1, H1, "anti-affinity")          # generation 0 -> 1
+    with (pytest.raises(exception.ClaimConflict) as raised,
+          db.begin() as conn):
+        allocations._bump_group(conn, GROUP, 0, VM2)
+    assert str(raised.value) == (
+        "Resource provider group %s changed (generation 0) while claiming "
+        "for consumer %s" % (GROUP, VM2))

@@ -65,8 +65,14 @@ def make_request(flavor=None, *, lookup=None, instance_uuids=None,
 
 
 def both_paths(flt, view, request):
-    """``(passes_columns result as a list, host_passes per row)``."""
+    """``(passes_columns result as a list, host_passes per row)``.
+
+    The column result must be one boolean per row: the runner ANDs it
+    into the candidate mask.
+    """
     columns = flt.passes_columns(view, request)
+    assert columns is None or (columns.dtype == bool
+                               and columns.shape == (view.n,)), columns
     per_host = [bool(flt.host_passes(view.record(row), request))
                 for row in range(view.n)]
     return (None if columns is None else [bool(v) for v in columns],

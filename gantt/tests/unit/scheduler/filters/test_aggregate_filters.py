@@ -65,7 +65,17 @@ def three(**fields):
       "aggregate_instance_extra_specs:net": "fast"},
      [(["h0", "h1"], {"ssd": "true"}), (["h1"], {"net": "fast"})],
      [False, True, False]),
+    ({"aggregate_instance_extra_specs:net": "fast",
+      "aggregate_instance_extra_specs:ssd": "true"},
+     [(["h0", "h1"], {"ssd": "true"}), (["h1"], {"net": "fast"})],
+     [False, True, False]),
+    # the key is all that follows the scope, colons included
+    ({"aggregate_instance_extra_specs:hw:gpu": "a100"},
+     [(["h0"], {"hw:gpu": "a100"}), (["h1"], {"gpu": "a100"})],
+     [True, False, False]),
     # other scopes are not this filter's business
+    ({"hw:cpu_policy": "dedicated", "aggregate_instance_extra_specs:ssd":
+      "true"}, [(["h0"], {"ssd": "true"})], [True, False, False]),
     ({"hw:cpu_policy": "dedicated", "capabilities:x": "y"}, [], None),
 ])
 def test_aggregate_instance_extra_specs(conf, specs, aggs, expected):
@@ -89,6 +99,14 @@ def test_aggregate_instance_extra_specs(conf, specs, aggs, expected):
     # a key the image does not set never excludes
     ({"os_distro": "ubuntu"}, [(["h0"], {"hw_disk_bus": "scsi"})],
      None, [True, True, True]),
+    # each key the image sets excludes on its own
+    ({"os_distro": "ubuntu", "hw_disk_bus": "scsi"},
+     [(["h0"], {"os_distro": "windows"}), (["h1"], {"hw_disk_bus": "ide"})],
+     None, [False, False, True]),
+    # a key outside the namespace does not stop the check of one inside
+    ({"os_distro": "ubuntu", "ns.tier": "gold"},
+     [(["h0"], {"os_distro": "windows", "ns.tier": "silver"})],
+     "ns", [False, True, True]),
     # with a namespace only its keys count
     ({"os_distro": "ubuntu", "ns.tier": "gold"},
      [(["h0"], {"os_distro": "windows", "ns.tier": "gold"}),
@@ -103,6 +121,9 @@ def test_aggregate_image_properties_isolation(conf, props, aggs, namespace,
     request = helpers.make_request(
         image=request_spec.ImageMeta(properties=props))
     flt = aggregate_image_props.AggregateImagePropertiesIsolation(conf)
+    assert flt.applies(request)
+    assert not flt.applies(helpers.make_request(
+        image=request_spec.ImageMeta(properties={})))
     helpers.assert_both_paths(flt, view, request, expected)
 
 

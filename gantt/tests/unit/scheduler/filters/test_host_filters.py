@@ -109,9 +109,11 @@ def test_isolated_hosts(conf, restrict, image, expected):
 
 
 def test_isolated_hosts_without_images_only_restrict(conf):
-    conf.set_override("isolated_hosts", ["island"], "filter_scheduler")
-    view = helpers.make_view(helpers.node("island"), helpers.node("main"))
     flt = isolated_hosts.IsolatedHostsFilter(conf)
+    assert not flt.applies(helpers.make_request())    # nothing isolated
+    conf.set_override("isolated_hosts", ["island"], "filter_scheduler")
+    assert flt.applies(helpers.make_request())
+    view = helpers.make_view(helpers.node("island"), helpers.node("main"))
     helpers.assert_both_paths(flt, view, helpers.make_request(),
                               [False, True])
     conf.set_override("restrict_isolated_hosts_to_isolated_images", False,
@@ -128,10 +130,12 @@ def test_metrics_filter_wants_every_weighed_metric(conf):
     view = helpers.make_view(
         helpers.node("both", metrics={"cpu": 1.0, "mem": 0.0}),
         helpers.node("one", metrics={"cpu": 1.0}),
+        helpers.node("other", metrics={"mem": 0.0}),
         helpers.node("none"))
     flt = metrics.MetricsFilter(conf)
+    assert flt.applies(helpers.make_request())
     helpers.assert_both_paths(flt, view, helpers.make_request(),
-                              [True, False, False])
+                              [True, False, False, False])
     conf.set_override("weight_setting", [], "metrics")
     assert not flt.applies(helpers.make_request())
 
@@ -141,45 +145,81 @@ def test_metrics_filter_wants_every_weighed_metric(conf):
 def _json_view():
     return helpers.make_view(
         helpers.node("big", memory_mb=65536, vcpus=32, num_instances=2,
+                     reserved_memory_mb=512,
                      capabilities={"hypervisor_type": "QEMU"}),
         helpers.node("small", memory_mb=2048, vcpus=4, num_instances=9),
         usages={"small": {"MEMORY_MB": 1024, "VCPU": 2}})
 
 
-@pytest.mark.parametrize("query, expected", [
-    ([">=", "$free_ram_mb", 2048], [True, False]),
-    (["<", "$free_ram_mb", 2048], [False, True]),
-    (["=", "$vcpus_used", 2], [False, True]),
+COLUMNS, HOST_BY_HOST = True, False
+
+
+@pytest.mark.parametrize("query, expected, on_columns", [
+    ([">=", "$free_ram_mb", 2048], [True, False], COLUMNS),
+    (["<", "$free_ram_mb", 2048], [False, True], COLUMNS),
+    # free is total - reserved - used
+    (["=", "$free_ram_mb", 65024, 1024], [False, False], COLUMNS),
+    (["in", "$free_ram_mb", 65024, 1024], [True, True], COLUMNS),
+    (["=", "$total_usable_ram_mb", 65536], [True, False], COLUMNS),
+    (["=", "$vcpus_used", 2], [False, True], COLUMNS),
+    (["=", "$vcpus_used", 0], [True, False], COLUMNS),
     (["and", [">", "$vcpus_total", 8], ["<", "$num_instances", 5]],
-     [True, False]),
+     [True, False], COLUMNS),
     (["or", [">", "$vcpus_total", 8], [">", "$num_instances", 5]],
-     [True, True]),
-    (["in", "$num_instances", 1, 2, 3], [True, False]),
-    (["not", ["=", "$host", "big"]], [False, True]),
-    (["=", "$capabilities.hypervisor_type", "QEMU"], [True, False]),
-    (["=", "$hypervisor_type", "QEMU"], [True, False]),
+     [True, True], COLUMNS),
+    # the first argument against every other one
+    ([">", "$vcpus_total", 8, 2], [True, False], COLUMNS),
+    (["in", "$num_instances", 1, 2, 3], [True, False], COLUMNS),
+    (["in", "$num_instances", 2, 7], [True, False], COLUMNS),
+    # literals in and/or
+    (["and", True, [">", "$vcpus_total", 8]], [True, False], COLUMNS),
+    (["or", 0, [">", "$vcpus_total", 8]], [True, False], COLUMNS),
+    # one argument is not enough for a comparison
+    ([">", 5], [False, False], COLUMNS),
+    (["not", ["=", "$host", "big"]], [False, True], HOST_BY_HOST),
+    (["not", 0], [True, True], HOST_BY_HOST),
+    (["=", "$capabilities.hypervisor_type", "QEMU"], [True, False],
+     HOST_BY_HOST),
+    (["=", "$hypervisor_type", "QEMU"], [True, False], HOST_BY_HOST),
     # free_disk_mb is in MB, total_usable_disk_gb in GB
-    ([">=", "$free_disk_mb", 1024000], [True, True]),
+    ([">=", "$free_disk_mb", 1024000], [True, True], COLUMNS),
+    (["=", "$free_disk_mb", 1024000], [True, True], COLUMNS),
+    (["=", "$total_usable_disk_gb", 1000], [True, True], COLUMNS),
     # an unknown variable is dropped, leaving one argument: false
-    (["=", "$nope", 1], [False, False]),
+    (["=", "$nope", 1], [False, False], HOST_BY_HOST),
+    # so is an empty string
+    (["=", "$host", "", "big"], [True, False], HOST_BY_HOST),
+    # a string is true (per host, as "$x" may be dropped)
+    (["or", "$host", ["<", "$num_instances", 0]], [True, True],
+     HOST_BY_HOST),
     # a string against a number is false, not an error
-    (["<", "$host", 5], [False, False]),
-    ([], [True, True]),
+    (["<", "$host", 5], [False, False], HOST_BY_HOST),
+    ([], [True, True], COLUMNS),
 ])
-def test_json_filter(conf, query, expected):
+def test_json_filter(conf, query, expected, on_columns):
+    """Numeric queries run on columns, the others host by host; both give
+    Nova's answer."""
     request = helpers.make_request(
         scheduler_hints={"query": [json.dumps(query)]})
     flt = json_filter.JsonFilter(conf)
+    assert flt.applies(request)
+    assert not flt.applies(helpers.make_request())
     columns, per_host = helpers.both_paths(flt, _json_view(), request)
     assert per_host == expected
-    assert columns in (None, expected)
+    assert columns == (expected if on_columns else None)
 
 
-@pytest.mark.parametrize("query", ["not json", '{"a": 1}', '["xor", 1, 2]'])
-def test_bad_json_queries_are_invalid_requests(conf, query):
+@pytest.mark.parametrize("query, reason", [
+    ("not json", "scheduler hint query is not JSON: Expecting value"),
+    ('{"a": 1}', "scheduler hint query must be a JSON list"),
+    ('["xor", 1, 2]', "unknown query operator 'xor'"),
+    ('["and", ["xor", 1, 2]]', "unknown query operator 'xor'"),
+])
+def test_bad_json_queries_are_invalid_requests(conf, query, reason):
     request = helpers.make_request(scheduler_hints={"query": [query]})
-    with pytest.raises(exception.InvalidRequest):
+    with pytest.raises(exception.InvalidRequest) as raised:
         json_filter.JsonFilter(conf).applies(request)
+    assert str(raised.value).startswith("Invalid request: " + reason)
 
 
 # -- ComputeCapabilitiesFilter: Nova's scoping---------------------------------
@@ -195,6 +235,9 @@ def test_bad_json_queries_are_invalid_requests(conf, query):
     # other scopes are ignored
     ({"aggregate_instance_extra_specs:x": "y", "hypervisor_type": "QEMU"},
      [True, False]),
+    # every spec must hold, the first as much as the last
+    ({"capabilities:gpu_count": ">= 2", "gpu_count": ">= 1"},
+     [False, True]),
 ])
 def test_capability_lookups(conf, specs, expected):
     view = helpers.make_view(
@@ -203,6 +246,26 @@ def test_capability_lookups(conf, specs, expected):
             "cpu_info": '{"arch": "x86_64", "features": ["avx", "avx2"]}'},
             stats={"gpu_count": "1"}),
         helpers.node("h2", stats={"gpu_count": "4"}))
+    request = helpers.make_request(factories.flavor(extra_specs=specs))
+    helpers.assert_both_paths(
+        compute_capabilities.ComputeCapabilitiesFilter(conf), view, request,
+        expected)
+
+
+@pytest.mark.parametrize("specs, expected", [
+    # a capability decides before a stat of the same name
+    ({"capabilities:gpu_count": ">= 2"}, [False, True, False]),
+    # flat, nested in JSON, or a stat: whichever the host reports
+    ({"capabilities:cpu_info:arch": "x86_64"}, [True, False, True]),
+])
+def test_hosts_reporting_a_value_in_different_places(conf, specs, expected):
+    view = helpers.make_view(
+        helpers.node("h1", capabilities={
+            "gpu_count": "1", "cpu_info": '{"arch": "x86_64"}'},
+            stats={"gpu_count": "4"}),
+        helpers.node("h2", capabilities={"cpu_info:arch": "aarch64"},
+                     stats={"gpu_count": "4"}),
+        helpers.node("h3", stats={"cpu_info:arch": "x86_64"}))
     request = helpers.make_request(factories.flavor(extra_specs=specs))
     helpers.assert_both_paths(
         compute_capabilities.ComputeCapabilitiesFilter(conf), view, request,
