@@ -12,9 +12,11 @@ import sys
 import time
 import uuid
 
+import oslo_messaging as messaging
 import pytest
 
 from gantt import rpc
+from gantt import rpcapi
 from gantt.cmd import common
 from gantt.rpcapi import client as rpc_client
 from gantt.tests import fixtures as gantt_fixtures
@@ -59,6 +61,15 @@ def server_db(request):
     fx = _database(request.param)
     yield fx
     fx.cleanUp()
+
+
+def raw_fanout(daemon, topic):
+    """A fanout caster with no serializer: raw primitives on the wire, as
+    agents' serializers send them (or as a forger on the broker would)."""
+    client = messaging.get_rpc_client(
+        daemon.transport, messaging.Target(
+            exchange=rpcapi.EXCHANGE, topic=topic, version="1.0"))
+    return client.prepare(fanout=True)
 
 
 class Daemon:

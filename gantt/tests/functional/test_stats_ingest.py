@@ -13,10 +13,9 @@ import signal
 import subprocess
 import time
 
-import oslo_messaging as messaging
-
 from gantt import rpcapi
 from gantt.tests import factories as f
+from gantt.tests.functional import conftest
 
 HOSTS = 100
 ROUNDS = 40            # reports per host in the backlog
@@ -30,13 +29,6 @@ def _worker_pid(daemon):
     assert len(out) == 1, out
     return int(out[0])
 
-
-def _caster(daemon, topic):
-    """A fanout cast of raw primitives, as agents' serializers send them."""
-    client = messaging.get_rpc_client(
-        daemon.transport, messaging.Target(
-            exchange=rpcapi.EXCHANGE, topic=topic, version="1.0"))
-    return client.prepare(fanout=True)
 
 
 def _at(primitive, sequence):
@@ -68,8 +60,8 @@ def test_calls_do_not_wait_behind_a_backlog_of_reports(daemon):
     before = _counted(_wait_counted(client, HOSTS))
     primitives = {n: f.compute_node_obj(n, sequence=1).obj_to_primitive()
                   for n in names}
-    stats_topic = _caster(daemon, rpcapi.stats_topic(daemon.topic))
-    legacy_topic = _caster(daemon, daemon.topic)
+    stats_topic = conftest.raw_fanout(daemon, rpcapi.stats_topic(daemon.topic))
+    legacy_topic = conftest.raw_fanout(daemon, daemon.topic)
     legacy = set(names[:LEGACY_HOSTS])
     newest = {}
     sent = 0

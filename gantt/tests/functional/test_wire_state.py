@@ -19,13 +19,13 @@ import subprocess
 import sys
 import time
 
-import oslo_messaging as messaging
 import pytest
 
 from gantt import exception
 from gantt import rpcapi
 from gantt.db import providers as db_providers
 from gantt.tests import factories as f
+from gantt.tests.functional import conftest
 
 BIN = os.path.dirname(sys.executable)
 FORGED = 2 ** 63 - 1
@@ -34,16 +34,9 @@ BOOT_B = "0b0b0b0b-0000-4000-8000-00000000000b"
 SMALL = f.flavor(vcpus=1, memory_mb=512, root_gb=1)
 
 
-def _attacker(daemon, topic):
-    """A fanout caster with no serializer: raw primitives on the wire."""
-    client = messaging.get_rpc_client(
-        daemon.transport, messaging.Target(
-            exchange=rpcapi.EXCHANGE, topic=topic, version="1.0"))
-    return client.prepare(fanout=True)
-
 
 def _forge_report(daemon, node):
-    _attacker(daemon, rpcapi.stats_topic(daemon.topic)).cast(
+    conftest.raw_fanout(daemon, rpcapi.stats_topic(daemon.topic)).cast(
         {}, "update_resource_stats", compute_node=node.obj_to_primitive())
 
 
@@ -208,7 +201,7 @@ def _forge_usage(daemon, uuid, generation, usages):
         "gantt_object.version": "1.0",
         "gantt_object.data": {"resource_provider_uuid": uuid,
                               "generation": generation, "usages": usages}}
-    _attacker(daemon, daemon.topic).cast(
+    conftest.raw_fanout(daemon, daemon.topic).cast(
         {}, "provider_usage_changed", usages=[primitive])
 
 
