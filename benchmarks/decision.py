@@ -37,9 +37,9 @@ def gantt_side(args):
     import gantt_env
     import numpy as np
 
-    from gantt.scheduler import candidates
     from gantt.scheduler import manager as manager_mod
-    from gantt.scheduler import request as request_mod
+    from gantt.scheduler.pipeline import candidates
+    from gantt.scheduler.pipeline import request as request_mod
 
     conf = gantt_env.make_conf()
     now = 1.0e9

@@ -50,13 +50,13 @@ from gantt import conf as gantt_conf
 from gantt import objects
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import request_spec
-from gantt.scheduler import aggregates
-from gantt.scheduler import candidates
-from gantt.scheduler import filters as filters_base
-from gantt.scheduler import host_cache
 from gantt.scheduler import manager as manager_mod
-from gantt.scheduler import request as request_mod
-from gantt.scheduler import weighers as weighers_base
+from gantt.scheduler.pipeline import candidates
+from gantt.scheduler.pipeline import filters as filters_base
+from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler.pipeline import weighers as weighers_base
+from gantt.scheduler.state import aggregates
+from gantt.scheduler.state import host_cache
 
 SEED = 42
 SHAPES = ((32, 131072, 1024, 3), (64, 262144, 2048, 4),

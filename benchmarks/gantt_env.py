@@ -32,7 +32,7 @@ from gantt.db import migration
 from gantt.db import models
 from gantt.objects import compute_node as cn_obj
 from gantt.objects import request_spec as rs_obj
-from gantt.scheduler import host_cache
+from gantt.scheduler.state import host_cache
 
 objects.register_all()
 

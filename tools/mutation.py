@@ -20,10 +20,10 @@ import sys
 
 MODULES = (
     "gantt.db.allocations",
-    "gantt.scheduler.weighers",
-    "gantt.scheduler.filters",
-    "gantt.scheduler.prefilters",
-    "gantt.scheduler.candidates",
+    "gantt.scheduler.pipeline.weighers",
+    "gantt.scheduler.pipeline.filters",
+    "gantt.scheduler.pipeline.prefilters",
+    "gantt.scheduler.pipeline.candidates",
     "gantt.scheduler.claims",
 )
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ from gantt import service as gantt_service
 from gantt.cmd import common
 from gantt.db import migration
 from gantt.rpcapi import versions
-from gantt.scheduler import plugins
+from gantt.scheduler.pipeline import plugins
 
 LOG = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Request pre-filters' options, in ``[scheduler]`` as Nova names them.
 
 The pre-filters narrow the candidates before any filter runs (see
-``gantt/scheduler/candidates.py``); each is off unless said otherwise.
+``gantt/scheduler/pipeline/candidates.py``); each is off unless said otherwise.
 """
 
 from oslo_config import cfg

@@ -3,7 +3,7 @@
 A compute node is known by its host name (one name, one provider: the
 unique key of ``host_reports.host``) and guards its reports with a
 sequence that restarts with every boot of its agent (``boot_id``; see
-``gantt.scheduler.report_rules.supersedes``). Here an operator:
+``gantt.scheduler.intake.report_rules.supersedes``). Here an operator:
 
 * resets the stored sequence of a host, so that its agent's next report
   is stored whatever its sequence (an agent that sends no boot id, locked

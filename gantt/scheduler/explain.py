@@ -11,8 +11,8 @@ import numpy as np
 from oslo_utils import uuidutils
 
 from gantt.objects import explain as explain_obj
-from gantt.scheduler import candidates
-from gantt.scheduler import request as request_mod
+from gantt.scheduler.pipeline import candidates
+from gantt.scheduler.pipeline import request as request_mod
 
 #: hosts named per step (the count is always complete)
 HOSTS_PER_STEP = 20

@@ -32,24 +32,24 @@ from gantt.db import providers as db_providers
 from gantt.objects import provider as provider_obj
 from gantt.objects import statistics as statistics_obj
 from gantt.objects import usage as usage_obj
-from gantt.scheduler import aggregates
-from gantt.scheduler import allocation_candidates
-from gantt.scheduler import candidates
 from gantt.scheduler import claims
 from gantt.scheduler import explain as explain_mod
-from gantt.scheduler import filters as filters_base
 from gantt.scheduler import held as held_mod
-from gantt.scheduler import host_cache
-from gantt.scheduler import host_identity
-from gantt.scheduler import host_view
-from gantt.scheduler import misfits
-from gantt.scheduler import plugins
-from gantt.scheduler import report_rules
-from gantt.scheduler import request as request_mod
 from gantt.scheduler import selections
-from gantt.scheduler import tree_source
-from gantt.scheduler import weighers as weighers_base
-from gantt.scheduler.filters import resources as resource_filter
+from gantt.scheduler.intake import host_identity
+from gantt.scheduler.intake import report_rules
+from gantt.scheduler.pipeline import allocation_candidates
+from gantt.scheduler.pipeline import candidates
+from gantt.scheduler.pipeline import filters as filters_base
+from gantt.scheduler.pipeline import misfits
+from gantt.scheduler.pipeline import plugins
+from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler.pipeline import tree_source
+from gantt.scheduler.pipeline import weighers as weighers_base
+from gantt.scheduler.pipeline.filters import resources as resource_filter
+from gantt.scheduler.state import aggregates
+from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import host_view
 
 LOG = logging.getLogger(__name__)
 
@@ -821,7 +821,7 @@ class SchedulerManager:
         return outcome
 
     def _weigh(self, view, request, mask):
-        """The :class:`~gantt.scheduler.weighers.Weighing` of ``mask``."""
+        """The :class:`~.pipeline.weighers.Weighing` of ``mask``."""
         return self.weighers.weigh(view, request, mask)
 
     def _pick(self, weighing):

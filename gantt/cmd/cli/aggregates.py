@@ -17,7 +17,7 @@ from oslo_utils import uuidutils
 
 from gantt.cmd.cli import base
 from gantt.objects import aggregate as aggregate_obj
-from gantt.scheduler.filters import availability_zone
+from gantt.scheduler.pipeline.filters import availability_zone
 
 ZONE = availability_zone.KEY
 _FIELDS = ("uuid", "name", "availability_zone", "hosts", "properties")

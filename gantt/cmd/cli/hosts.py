@@ -10,7 +10,7 @@ from cliff import lister
 from cliff import show
 
 from gantt.cmd.cli import base
-from gantt.scheduler.filters import availability_zone
+from gantt.scheduler.pipeline.filters import availability_zone
 
 #: (resource class, column title) of the usage ``host list`` shows
 _USAGE = (("VCPU", "vCPUs"), ("MEMORY_MB", "Memory MB"),

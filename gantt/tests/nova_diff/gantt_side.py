@@ -30,15 +30,15 @@ from gantt import conf as gantt_conf
 from gantt import objects
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import request_spec as rs_obj
-from gantt.scheduler import aggregates as aggregates_mod
-from gantt.scheduler import candidates
-from gantt.scheduler import filters as filters_base
-from gantt.scheduler import host_cache
 from gantt.scheduler import manager as manager_mod
-from gantt.scheduler import numa
-from gantt.scheduler import pci
-from gantt.scheduler import plugins
-from gantt.scheduler import request as request_mod
+from gantt.scheduler.pipeline import candidates
+from gantt.scheduler.pipeline import filters as filters_base
+from gantt.scheduler.pipeline import plugins
+from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler.state import aggregates as aggregates_mod
+from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import numa
+from gantt.scheduler.state import pci
 from gantt.tests.nova_diff import requests
 from gantt.tests.nova_diff import worlds as worlds_mod
 

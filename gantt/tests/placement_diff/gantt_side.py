@@ -1,16 +1,17 @@
 """Gantt's side: the same world and request through Gantt's solver.
 
-The world becomes a :class:`gantt.scheduler.provider_tree.ProviderIndex`
+The world becomes a :class:`gantt.scheduler.state.provider_tree.ProviderIndex`
 (one ``set_tree`` per root, usage summed over the world's consumers) and the
-request a :class:`gantt.scheduler.allocation_candidates.CandidateQuery` of
-:class:`gantt.scheduler.request.ResourceGroup`; then
+request a
+:class:`gantt.scheduler.pipeline.allocation_candidates.CandidateQuery` of
+:class:`gantt.scheduler.pipeline.request.ResourceGroup`; then
 ``allocation_candidates`` answers, and each candidate is put in the same
 canonical form as Placement's (placement_side.canonical).
 """
 
-from gantt.scheduler import allocation_candidates as ac
-from gantt.scheduler import provider_tree
-from gantt.scheduler import request as request_mod
+from gantt.scheduler.pipeline import allocation_candidates as ac
+from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler.state import provider_tree
 
 
 def build_index(world):
@@ -76,6 +77,6 @@ def candidates(index, request):
 def mutation_hazard(request):
     """Whether Placement's own answer may be corrupted by its in-place
     summing of shared AllocationRequestResource objects (see
-    :func:`gantt.scheduler.allocation_candidates.placement_mutation_hazard`
+    :func:`gantt.scheduler.pipeline.allocation_candidates.placement_mutation_hazard`
     and README.rst)."""
     return ac.placement_mutation_hazard(build_query(request))

@@ -9,7 +9,7 @@ import pytest
 from gantt import rpc
 from gantt import service
 from gantt.rpcapi import client as rpc_client
-from gantt.scheduler import stats_intake
+from gantt.scheduler.intake import stats_intake
 from gantt.tests import factories
 
 

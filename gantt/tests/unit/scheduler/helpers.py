@@ -1,8 +1,8 @@
 """Small builders shared by the scheduler unit tests (not a test module)."""
 
-from gantt.scheduler import host_cache
-from gantt.scheduler import host_view
-from gantt.scheduler import request as request_mod
+from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import host_view
 from gantt.tests import factories
 
 #: the injected clock of every cache built here

@@ -13,9 +13,9 @@ import random
 
 import pytest
 
-from gantt.scheduler import allocation_candidates as ac
-from gantt.scheduler import provider_tree as pt
-from gantt.scheduler.request import ResourceGroup
+from gantt.scheduler.pipeline import allocation_candidates as ac
+from gantt.scheduler.pipeline.request import ResourceGroup
+from gantt.scheduler.state import provider_tree as pt
 
 SHARES = pt.SHARES_VIA_AGGREGATE
 

@@ -17,9 +17,9 @@ from gantt.objects import numa as numa_obj
 from gantt.objects import pci as pci_obj
 from gantt.objects import request_spec
 from gantt.scheduler import manager as manager_mod
-from gantt.scheduler import numa
-from gantt.scheduler.filters import numa_topology
-from gantt.scheduler.filters import pci_passthrough
+from gantt.scheduler.pipeline.filters import numa_topology
+from gantt.scheduler.pipeline.filters import pci_passthrough
+from gantt.scheduler.state import numa
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 

@@ -24,11 +24,11 @@ from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import numa as numa_obj
 from gantt.objects import pci as pci_obj
 from gantt.objects import request_spec
-from gantt.scheduler import aggregates
-from gantt.scheduler import filters
-from gantt.scheduler import host_view
-from gantt.scheduler import plugins
-from gantt.scheduler import weighers
+from gantt.scheduler.pipeline import filters
+from gantt.scheduler.pipeline import plugins
+from gantt.scheduler.pipeline import weighers
+from gantt.scheduler.state import aggregates
+from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests import fixtures as gantt_fixtures
 from gantt.tests.unit.scheduler import helpers

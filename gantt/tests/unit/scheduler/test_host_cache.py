@@ -3,8 +3,8 @@
 import pytest
 
 from gantt.objects import compute_node
-from gantt.scheduler import host_cache
-from gantt.scheduler import host_view
+from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 

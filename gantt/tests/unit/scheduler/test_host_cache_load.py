@@ -16,9 +16,9 @@ from gantt.objects import compute_node as cn_obj
 from gantt.objects import numa as numa_obj
 from gantt.objects import pci as pci_obj
 from gantt.objects import provider as provider_obj
-from gantt.scheduler import aggregates
-from gantt.scheduler import host_cache
-from gantt.scheduler import host_view
+from gantt.scheduler.state import aggregates
+from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 

@@ -7,12 +7,12 @@ import pytest
 
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import request_spec
-from gantt.scheduler import aggregates
-from gantt.scheduler import host_view
-from gantt.scheduler import image_meta
-from gantt.scheduler import prefilters
-from gantt.scheduler.filters import aggregate_image_props
-from gantt.scheduler.weighers import image_props
+from gantt.scheduler.pipeline import image_meta
+from gantt.scheduler.pipeline import prefilters
+from gantt.scheduler.pipeline.filters import aggregate_image_props
+from gantt.scheduler.pipeline.weighers import image_props
+from gantt.scheduler.state import aggregates
+from gantt.scheduler.state import host_view
 from gantt.tests.unit.scheduler import helpers
 
 AGG = "a0a0a0a0-0000-4000-8000-0000000000a1"

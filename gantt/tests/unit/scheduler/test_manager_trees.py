@@ -135,7 +135,7 @@ def test_a_misfit_tree_gives_way_to_the_next_best(manager, monkeypatch):
 
 
 def _counting_solver(monkeypatch):
-    from gantt.scheduler import allocation_candidates as ac
+    from gantt.scheduler.pipeline import allocation_candidates as ac
     calls = []
     real = ac.first_candidate
 

@@ -5,10 +5,10 @@ import random
 import numpy as np
 import pytest
 
-from gantt.scheduler import aggregates
-from gantt.scheduler import columns
-from gantt.scheduler import host_cache
-from gantt.scheduler import host_view
+from gantt.scheduler.state import aggregates
+from gantt.scheduler.state import columns
+from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from gantt import exception
 from gantt.objects import numa as numa_obj
-from gantt.scheduler import numa
-from gantt.scheduler.filters import numa_topology
+from gantt.scheduler.pipeline.filters import numa_topology
+from gantt.scheduler.state import numa
 from gantt.tests import factories
 from gantt.tests import fixtures as gantt_fixtures
 from gantt.tests.unit.scheduler import helpers

@@ -4,7 +4,7 @@ import pytest
 
 from gantt import exception
 from gantt.conf import filter_scheduler
-from gantt.scheduler import plugins
+from gantt.scheduler.pipeline import plugins
 
 ALL_FILTERS = [
     "AggregateImagePropertiesIsolation", "AggregateInstanceExtraSpecsFilter",

@@ -4,9 +4,9 @@ import pytest
 
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import request_spec
-from gantt.scheduler import aggregates
-from gantt.scheduler import candidates
-from gantt.scheduler import host_view
+from gantt.scheduler.pipeline import candidates
+from gantt.scheduler.state import aggregates
+from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 

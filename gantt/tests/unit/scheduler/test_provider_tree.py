@@ -1,10 +1,10 @@
-"""The in-memory provider model (gantt.scheduler.provider_tree)."""
+"""The in-memory provider model (gantt.scheduler.state.provider_tree)."""
 
 import dataclasses
 
 import pytest
 
-from gantt.scheduler import provider_tree as pt
+from gantt.scheduler.state import provider_tree as pt
 
 SHARES = pt.SHARES_VIA_AGGREGATE
 

@@ -4,7 +4,7 @@ import pytest
 
 from gantt import exception
 from gantt.objects import request_spec
-from gantt.scheduler import request as request_mod
+from gantt.scheduler.pipeline import request as request_mod
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 

@@ -16,8 +16,8 @@ from gantt.db import providers as db_providers
 from gantt.objects import compute_node as cn_obj
 from gantt.objects import numa as numa_obj
 from gantt.objects import provider as provider_obj
-from gantt.scheduler import host_cache
-from gantt.scheduler import stats_intake
+from gantt.scheduler.intake import stats_intake
+from gantt.scheduler.state import host_cache
 from gantt.tests import factories
 
 AGG = "6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5"

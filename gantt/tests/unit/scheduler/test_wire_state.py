@@ -17,10 +17,10 @@ from gantt.db import hosts as db_hosts
 from gantt.db import providers as db_providers
 from gantt.objects import usage
 from gantt.rpcapi import versions
-from gantt.scheduler import host_identity
 from gantt.scheduler import manager as manager_mod
-from gantt.scheduler import report_rules
-from gantt.scheduler import stats_intake
+from gantt.scheduler.intake import host_identity
+from gantt.scheduler.intake import report_rules
+from gantt.scheduler.intake import stats_intake
 from gantt.tests import factories
 
 SMALL = {"vcpus": 1, "memory_mb": 1024, "root_gb": 10}

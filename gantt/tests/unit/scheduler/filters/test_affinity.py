@@ -3,7 +3,7 @@
 import pytest
 
 from gantt.objects import request_spec
-from gantt.scheduler.filters import affinity
+from gantt.scheduler.pipeline.filters import affinity
 from gantt.tests.unit.scheduler import helpers
 
 GROUP = "0b7a3d2e-8f9c-4c1d-a2b3-c4d5e6f70819"

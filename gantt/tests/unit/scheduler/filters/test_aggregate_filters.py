@@ -8,15 +8,15 @@ import pytest
 
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import request_spec
-from gantt.scheduler import aggregates
-from gantt.scheduler import host_view
-from gantt.scheduler.filters import aggregate_extra_specs
-from gantt.scheduler.filters import aggregate_image_props
-from gantt.scheduler.filters import availability_zone
-from gantt.scheduler.filters import io_ops
-from gantt.scheduler.filters import num_instances
-from gantt.scheduler.filters import tenant_isolation
-from gantt.scheduler.filters import type_affinity
+from gantt.scheduler.pipeline.filters import aggregate_extra_specs
+from gantt.scheduler.pipeline.filters import aggregate_image_props
+from gantt.scheduler.pipeline.filters import availability_zone
+from gantt.scheduler.pipeline.filters import io_ops
+from gantt.scheduler.pipeline.filters import num_instances
+from gantt.scheduler.pipeline.filters import tenant_isolation
+from gantt.scheduler.pipeline.filters import type_affinity
+from gantt.scheduler.state import aggregates
+from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 

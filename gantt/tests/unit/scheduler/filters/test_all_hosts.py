@@ -1,6 +1,6 @@
 """AllHostsFilter: lets every host through, whatever its state."""
 
-from gantt.scheduler.filters import all_hosts
+from gantt.scheduler.pipeline.filters import all_hosts
 from gantt.tests.unit.scheduler import helpers
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from gantt.scheduler.filters import availability_zone
+from gantt.scheduler.pipeline.filters import availability_zone
 from gantt.tests.unit.scheduler import helpers
 
 

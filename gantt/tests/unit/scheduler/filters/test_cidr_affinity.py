@@ -3,7 +3,7 @@
 import pytest
 
 from gantt import exception
-from gantt.scheduler.filters import cidr_affinity
+from gantt.scheduler.pipeline.filters import cidr_affinity
 from gantt.tests.unit.scheduler import helpers
 
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from gantt.scheduler import filters
-from gantt.scheduler.filters import compute_capabilities
+from gantt.scheduler.pipeline import filters
+from gantt.scheduler.pipeline.filters import compute_capabilities
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 

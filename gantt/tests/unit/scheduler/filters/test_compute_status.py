@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from gantt.scheduler.filters import compute_status
+from gantt.scheduler.pipeline.filters import compute_status
 from gantt.tests.unit.scheduler import helpers
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from gantt.scheduler.filters import extra_specs_ops
+from gantt.scheduler.pipeline.filters import extra_specs_ops
 
 
 @pytest.mark.parametrize("value, expression, expected", [

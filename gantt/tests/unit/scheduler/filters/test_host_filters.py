@@ -7,11 +7,11 @@ import pytest
 
 from gantt import exception
 from gantt.objects import request_spec
-from gantt.scheduler.filters import compute_capabilities
-from gantt.scheduler.filters import image_properties
-from gantt.scheduler.filters import isolated_hosts
-from gantt.scheduler.filters import json_filter
-from gantt.scheduler.filters import metrics
+from gantt.scheduler.pipeline.filters import compute_capabilities
+from gantt.scheduler.pipeline.filters import image_properties
+from gantt.scheduler.pipeline.filters import isolated_hosts
+from gantt.scheduler.pipeline.filters import json_filter
+from gantt.scheduler.pipeline.filters import metrics
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from gantt.objects import compute_node
-from gantt.scheduler import host_view
-from gantt.scheduler.filters import resources
+from gantt.scheduler.pipeline.filters import resources
+from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from gantt.scheduler import filters
-from gantt.scheduler.filters import availability_zone
-from gantt.scheduler.filters import compute_capabilities
-from gantt.scheduler.filters import compute_status
-from gantt.scheduler.filters import resources
+from gantt.scheduler.pipeline import filters
+from gantt.scheduler.pipeline.filters import availability_zone
+from gantt.scheduler.pipeline.filters import compute_capabilities
+from gantt.scheduler.pipeline.filters import compute_status
+from gantt.scheduler.pipeline.filters import resources
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 

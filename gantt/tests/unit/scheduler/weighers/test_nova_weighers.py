@@ -7,18 +7,18 @@ import pytest
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import pci as pci_obj
 from gantt.objects import request_spec
-from gantt.scheduler import aggregates
-from gantt.scheduler import host_view
-from gantt.scheduler import weighers
-from gantt.scheduler.weighers import affinity
-from gantt.scheduler.weighers import build_failure
-from gantt.scheduler.weighers import cross_cell
-from gantt.scheduler.weighers import host_counts
-from gantt.scheduler.weighers import hypervisor_version
-from gantt.scheduler.weighers import image_props
-from gantt.scheduler.weighers import metrics
-from gantt.scheduler.weighers import pci
-from gantt.scheduler.weighers import resources
+from gantt.scheduler.pipeline import weighers
+from gantt.scheduler.pipeline.weighers import affinity
+from gantt.scheduler.pipeline.weighers import build_failure
+from gantt.scheduler.pipeline.weighers import cross_cell
+from gantt.scheduler.pipeline.weighers import host_counts
+from gantt.scheduler.pipeline.weighers import hypervisor_version
+from gantt.scheduler.pipeline.weighers import image_props
+from gantt.scheduler.pipeline.weighers import metrics
+from gantt.scheduler.pipeline.weighers import pci
+from gantt.scheduler.pipeline.weighers import resources
+from gantt.scheduler.state import aggregates
+from gantt.scheduler.state import host_view
 from gantt.tests.unit.scheduler import helpers
 
 GROUP = "0b7a3d2e-8f9c-4c1d-a2b3-c4d5e6f70819"

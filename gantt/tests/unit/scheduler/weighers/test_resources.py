@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from gantt.objects import compute_node
-from gantt.scheduler import weighers
-from gantt.scheduler.weighers import host_counts
-from gantt.scheduler.weighers import resources
+from gantt.scheduler.pipeline import weighers
+from gantt.scheduler.pipeline.weighers import host_counts
+from gantt.scheduler.pipeline.weighers import resources
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 

@@ -12,11 +12,11 @@ from oslo_config import cfg
 from gantt import conf as gantt_conf
 from gantt.conf import filter_scheduler
 from gantt.objects import aggregate as aggregate_obj
-from gantt.scheduler import aggregates
-from gantt.scheduler import host_cache
-from gantt.scheduler import host_view
-from gantt.scheduler import plugins
-from gantt.scheduler import weighers
+from gantt.scheduler.pipeline import plugins
+from gantt.scheduler.pipeline import weighers
+from gantt.scheduler.state import aggregates
+from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import host_view
 from gantt.tests.unit.scheduler import helpers
 
 HPC = "a0a0a0a0-0000-4000-8000-0000000000f1"

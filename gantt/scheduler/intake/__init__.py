@@ -1,0 +1,1 @@
+"""Agents to database to cache: reports parsed, judged, batched and stored."""

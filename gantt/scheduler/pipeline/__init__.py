@@ -1,0 +1,1 @@
+"""One request: a RequestSpec to ranked hosts; reads a view, writes nothing."""

@@ -1,0 +1,523 @@
+"""ResourceRequest: a RequestSpec checked and turned into what filters read.
+
+Everything a caller can get wrong is caught here, once, with an
+``InvalidRequest`` that names the bad value, so that no filter ever has to
+guess at a malformed spec.
+"""
+
+import collections
+import dataclasses
+import math
+import re
+
+import os_resource_classes
+import os_traits
+
+from gantt import exception
+from gantt.scheduler.pipeline import image_meta
+from gantt.scheduler.state import numa as numa_mod
+from gantt.scheduler.state import pci as pci_mod
+
+_CUSTOM = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
+_STANDARD_CLASSES = frozenset(os_resource_classes.STANDARDS)
+_STANDARD_TRAITS = frozenset(os_traits.get_traits())
+# resources[N]:CLASS=amount and trait[N]:NAME=required|forbidden, as in Nova
+# (suffixes as Nova and Placement take them: digits, or _ and up to 64 of
+# [a-zA-Z0-9_-])
+_RESOURCES_SPEC = re.compile(
+    r"^resources([1-9][0-9]*|_[a-zA-Z0-9_-]{1,64})?:(.+)$")
+_TRAIT_SPEC = re.compile(r"^trait([1-9][0-9]*|_[a-zA-Z0-9_-]{1,64})?:(.+)$")
+_MAX_INSTANCES = 1000
+_HARD_POLICIES = ("affinity", "anti-affinity")
+_GROUP_POLICIES = ("none", "isolate")
+
+
+def validate_resource_class(name):
+    if name in _STANDARD_CLASSES or _CUSTOM.match(name or ""):
+        return name
+    raise exception.InvalidRequest(
+        reason="unknown resource class %r (use a standard class or "
+               "CUSTOM_[A-Z0-9_]+)" % (name,))
+
+
+def validate_trait(name):
+    if name in _STANDARD_TRAITS or _CUSTOM.match(name or ""):
+        return name
+    raise exception.InvalidRequest(
+        reason="unknown trait %r (use a standard trait or CUSTOM_[A-Z0-9_]+)"
+               % (name,))
+
+
+@dataclasses.dataclass(frozen=True)
+class ResourceGroup:
+    """One request group, validated."""
+
+    suffix: str
+    resources: dict
+    required_traits: frozenset
+    forbidden_traits: frozenset
+    any_traits: tuple          # of frozensets: at least one of each
+    member_of: tuple           # of frozensets: member of one of each
+    forbidden_aggregates: frozenset
+    in_tree: str | None
+
+
+@dataclasses.dataclass
+class GroupState:
+    """A server group's policy and where its members already are."""
+
+    uuid: str
+    policy: str
+    max_per_host: int
+    # host name -> number of members already there
+    hosts: collections.Counter
+
+    @property
+    def is_hard(self):
+        return self.policy in _HARD_POLICIES
+
+
+class Ledger:
+    """What the instances of one request placed so far take of their
+    hosts beyond resource classes: NUMA cells (pinned pCPUs, shared vCPUs,
+    memory, pages) and PCI devices, by row.
+
+    The cache's NUMA cells and PCI pools only change when an agent
+    reports, so without this two instances of one request could be fitted
+    onto the same free pCPUs or devices. Nova's scheduler counts them with
+    ``HostState.consume_from_request`` after each selection; here the
+    NUMATopology and PciPassthrough filters read a host through
+    :meth:`numa_cells` and :meth:`pci_pools`. Entries are kept with the
+    host's uuid and ignored for a row that now holds another host.
+    """
+
+    def __init__(self):
+        self._numa = {}        # row -> (uuid, [numa.CellUsage])
+        self._pci = {}         # row -> (uuid, {pool key: devices})
+
+    def __bool__(self):
+        return bool(self._numa or self._pci)
+
+    def take(self, request, view, row):
+        """Count what one instance of ``request`` takes on ``row``."""
+        pci_requests = request.derived.get(pci_mod.REQUESTS_MEMO)
+        if request.numa is None and not pci_requests:
+            return      # most requests: nothing beyond resource classes
+        host = view.record(row)
+        if request.numa is not None:
+            usage = numa_mod.place(
+                self.numa_cells(row, host.uuid, host.numa_cells),
+                request.numa, host.ratio("VCPU"), host.ratio("MEMORY_MB"))
+            if usage:
+                self._entry(self._numa, row, host.uuid, list)[1].extend(
+                    usage)
+        if pci_requests:
+            taken = pci_mod.allocate(
+                self.pci_pools(row, host.uuid, host.pci_pools),
+                pci_requests)
+            if taken:
+                counts = self._entry(self._pci, row, host.uuid, dict)[1]
+                for key, count in taken.items():
+                    counts[key] = counts.get(key, 0) + count
+
+    @staticmethod
+    def _entry(entries, row, uuid, empty):
+        entry = entries.get(row)
+        if entry is None or entry[0] != uuid:
+            entry = entries[row] = (uuid, empty())
+        return entry
+
+    def clear(self):
+        self._numa.clear()
+        self._pci.clear()
+
+    def numa_cells(self, row, uuid, cells):
+        """A host's NUMA cells (``cells`` as reported) less what this
+        request took there."""
+        entry = self._numa.get(row)
+        if entry is None or entry[0] != uuid:
+            return cells
+        return numa_mod.consumed(cells, entry[1])
+
+    def pci_pools(self, row, uuid, pools):
+        """A host's PCI pools less the devices this request took there."""
+        entry = self._pci.get(row)
+        if entry is None or entry[0] != uuid:
+            return pools
+        return pci_mod.remaining(pools, entry[1])
+
+    def numa_rows(self, view):
+        """``(row, NUMA cells)`` of the view's rows this request took from.
+        """
+        table = view.table
+        for row, (uuid, usage) in self._numa.items():
+            if row < view.n and table.uuids[row] == uuid:
+                yield row, numa_mod.consumed(table.numa_cells[row] or (),
+                                             usage)
+
+    def pci_rows(self, view):
+        """``(row, PCI pools)`` of the view's rows this request took from.
+        """
+        table = view.table
+        for row, (uuid, taken) in self._pci.items():
+            if row < view.n and table.uuids[row] == uuid:
+                yield row, pci_mod.remaining(table.pci_pools[row] or (),
+                                             taken)
+
+
+@dataclasses.dataclass
+class ResourceRequest:
+    """A validated request for one instance (repeated num_instances times)."""
+
+    spec: object                      # the RequestSpec, for plugins
+    groups: tuple                     # of ResourceGroup
+    group_policy: str
+    resources: dict                   # all groups summed, per class
+    availability_zone: str | None
+    force_hosts: frozenset
+    force_nodes: frozenset
+    ignore_hosts: frozenset
+    destination: object | None        # Destination
+    instance_group: GroupState | None
+    same_host: frozenset | None       # hosts of the instances in the hint
+    different_host: frozenset | None
+    extra_specs: dict
+    image_properties: dict
+    hints: dict
+    # the guest NUMA topology (hw:numa_nodes, cpu_policy, mem_page_size,
+    # thread and emulator threads policies)
+    numa: numa_mod.GuestTopology | None = None
+    project_id: str | None = None
+    image_id: str | None = None
+    # what plugins derive from the request once (PCI requests…), by name
+    derived: dict = dataclasses.field(default_factory=dict)
+    # Placement's same_subtree (frozensets of suffixes) and root traits
+    same_subtree: tuple = ()
+    root_required: frozenset = frozenset()
+    root_forbidden: frozenset = frozenset()
+    # NUMA cells and PCI devices the instances placed so far took
+    ledger: Ledger = dataclasses.field(default_factory=Ledger, repr=False,
+                                       compare=False)
+
+    def record_placement(self, view, row):
+        """Count what one instance takes on ``row`` beyond resource
+        classes (NUMA cells, pinned pCPUs, pages, PCI devices), so that
+        the filters show the next instances of this request what is left.
+        Call once for each instance decided (claimed, or decided for a
+        batch claim)."""
+        self.ledger.take(self, view, row)
+
+    def forget_placements(self):
+        """Drop what :meth:`record_placement` counted (decisions that were
+        not claimed and will be made again)."""
+        self.ledger.clear()
+
+    @property
+    def needs_tree_features(self):
+        """Whether a lone provider could answer differently than its
+        columns say (granular groups spread over a tree need the solver)."""
+        return len(self.groups) > 1 or bool(self.same_subtree)
+
+    @property
+    def forced(self):
+        return bool(self.force_hosts or self.force_nodes)
+
+    def memo(self, name, build):
+        """``build()`` once per request, kept under ``name``."""
+        if name not in self.derived:
+            self.derived[name] = build()
+        return self.derived[name]
+
+    @property
+    def required_traits(self):
+        """Every group's required traits (the isolation pre-filter's)."""
+        return frozenset().union(*(g.required_traits for g in self.groups))
+
+
+def _positive_int(value, what):
+    try:
+        amount = int(value)
+    except (TypeError, ValueError):
+        raise exception.InvalidRequest(
+            reason="%s must be an integer, got %r" % (what, value)) from None
+    if amount < 0:
+        raise exception.InvalidRequest(
+            reason="%s must not be negative, got %d" % (what, amount))
+    return amount
+
+
+def _flavor_resources(flavor):
+    """The unsuffixed group's resources as Nova derives them from a flavor."""
+    disk = flavor.root_gb + flavor.ephemeral_gb + math.ceil(flavor.swap / 1024)
+    return {"VCPU": flavor.vcpus, "MEMORY_MB": flavor.memory_mb,
+            "DISK_GB": disk}
+
+
+def _groups_from_extra_specs(extra_specs):
+    """``{suffix: (resources, required, forbidden)}`` from extra specs."""
+    groups = collections.defaultdict(lambda: ({}, set(), set()))
+    for key, value in extra_specs.items():
+        match = _RESOURCES_SPEC.match(key)
+        if match:
+            suffix, rc = match.group(1) or "", match.group(2)
+            groups[suffix][0][validate_resource_class(rc)] = _positive_int(
+                value, "extra spec %s" % key)
+            continue
+        match = _TRAIT_SPEC.match(key)
+        if match:
+            suffix, trait = match.group(1) or "", match.group(2)
+            validate_trait(trait)
+            if value == "required":
+                groups[suffix][1].add(trait)
+            elif value == "forbidden":
+                groups[suffix][2].add(trait)
+            else:
+                raise exception.InvalidRequest(
+                    reason="extra spec %s must be 'required' or 'forbidden', "
+                           "got %r" % (key, value))
+    return groups
+
+
+def _explicit_group(group):
+    resources = {validate_resource_class(rc): _positive_int(v, rc)
+                 for rc, v in group.resources.items()}
+    for rc, amount in resources.items():
+        # Placement refuses "VCPU:0" too: a zero here is a caller's mistake
+        # (a flavor's zero means "none", and is dropped before this point)
+        if amount == 0:
+            raise exception.InvalidRequest(
+                reason="request group %r asks for 0 %s; leave the class out "
+                       "instead" % (group.suffix or "", rc))
+    return ResourceGroup(
+        suffix=group.suffix or "",
+        resources=resources,
+        required_traits=frozenset(map(validate_trait, group.required_traits)),
+        forbidden_traits=frozenset(
+            map(validate_trait, group.forbidden_traits)),
+        any_traits=tuple(frozenset(map(validate_trait, any_of))
+                         for any_of in group.any_traits if any_of),
+        member_of=tuple(frozenset(m) for m in group.member_of if m),
+        forbidden_aggregates=frozenset(group.forbidden_aggregates),
+        in_tree=group.in_tree)
+
+
+def _standard_resources(flavor, extra, cpu):
+    """Complete the unsuffixed group of ``extra`` as Nova's ResourceRequest
+    does: the CPU policy's PCPU (and VCPU) in place of the flavor's VCPU
+    and its HW_CPU_HYPERTHREADING trait, then the flavor's VCPU, MEMORY_MB
+    and DISK_GB for each class that no group of the extra specs names
+    (``resources[N]:VCPU`` or ``:PCPU`` replace the flavor's VCPU)."""
+    # (the unsuffixed group always exists: extra is a defaultdict)
+    resources, required, forbidden = extra[""]
+    translated = cpu.resources(flavor.vcpus)
+    if translated:
+        resources.update(translated)
+    if cpu.trait is not None:
+        trait, value = cpu.trait
+        (required if value == "required" else forbidden).add(trait)
+    named = set().union(*(r for r, _req, _forb in extra.values()))
+    for rc, amount in _flavor_resources(flavor).items():
+        if rc in named or (rc == "VCPU" and "PCPU" in named):
+            continue
+        resources[rc] = amount
+
+
+def _build_groups(spec, cpu):
+    """Flavor, extra specs and explicit groups, merged by suffix."""
+    flavor = spec.flavor
+    by_suffix = {}
+    extra = _groups_from_extra_specs(flavor.extra_specs)
+    _standard_resources(flavor, extra, cpu)
+    for suffix, (resources, required, forbidden) in extra.items():
+        by_suffix[suffix] = ResourceGroup(
+            suffix=suffix,
+            resources={rc: a for rc, a in resources.items() if a > 0},
+            required_traits=frozenset(required),
+            forbidden_traits=frozenset(forbidden),
+            any_traits=(), member_of=(), forbidden_aggregates=frozenset(),
+            in_tree=None)
+    for group in spec.request_groups:
+        explicit = _explicit_group(group)
+        known = by_suffix.get(explicit.suffix)
+        by_suffix[explicit.suffix] = (
+            _merge(known, explicit) if known else explicit)
+    return tuple(by_suffix[s] for s in sorted(by_suffix))
+
+
+def _merge(a, b):
+    resources = dict(a.resources)
+    for rc, amount in b.resources.items():
+        resources[rc] = resources.get(rc, 0) + amount
+    return ResourceGroup(
+        suffix=a.suffix, resources=resources,
+        required_traits=a.required_traits | b.required_traits,
+        forbidden_traits=a.forbidden_traits | b.forbidden_traits,
+        any_traits=a.any_traits + b.any_traits,
+        member_of=a.member_of + b.member_of,
+        forbidden_aggregates=a.forbidden_aggregates | b.forbidden_aggregates,
+        in_tree=b.in_tree or a.in_tree)
+
+
+def _group_state(spec, lookup):
+    group = spec.instance_group
+    if group is None:
+        return None
+    rules = group.rules
+    max_per_host = 1
+    if "max_server_per_host" in rules:
+        if group.policy != "anti-affinity":
+            raise exception.InvalidRequest(
+                reason="max_server_per_host only applies to anti-affinity")
+        max_per_host = _positive_int(rules["max_server_per_host"],
+                                     "max_server_per_host")
+        if max_per_host < 1:
+            raise exception.InvalidRequest(
+                reason="max_server_per_host must be at least 1")
+    hosts = collections.Counter(lookup.group_hosts(group.uuid))
+    for host in group.hosts:
+        hosts.setdefault(host, 1)
+    return GroupState(uuid=group.uuid, policy=group.policy,
+                      max_per_host=max_per_host, hosts=hosts)
+
+
+def _hint_hosts(hints, name, lookup):
+    uuids = hints.get(name)
+    if not uuids:
+        return None
+    return frozenset(lookup.consumer_hosts(uuids))
+
+
+def from_spec(spec, instance_uuids, lookup):
+    """Validate ``spec`` and build the :class:`ResourceRequest`.
+
+    :param lookup: answers ``group_hosts(group_uuid)`` and
+        ``consumer_hosts(uuids)`` from the database
+    :raises: InvalidRequest
+    """
+    if not spec.obj_attr_is_set("flavor") or spec.flavor is None:
+        raise exception.InvalidRequest(reason="the request has no flavor")
+    if not instance_uuids:
+        raise exception.InvalidRequest(reason="no instance uuids given")
+    if len(instance_uuids) > _MAX_INSTANCES:
+        raise exception.InvalidRequest(
+            reason="at most %d instances per request" % _MAX_INSTANCES)
+    if len(set(instance_uuids)) != len(instance_uuids):
+        raise exception.InvalidRequest(reason="instance uuids repeat")
+    # canonical typed values, as Nova's ImageMetaProps holds them
+    image_props = image_meta.canonical(
+        dict(spec.image.properties) if spec.image else {})
+    cpu = numa_mod.cpu_request(spec.flavor, image_props)
+    groups = _build_groups(spec, cpu)
+    _check_trait_conflicts(groups)
+    group_policy = _group_policy(spec, groups)
+    topology = numa_mod.guest_topology(spec.flavor, image_props, cpu)
+    resources = collections.Counter()
+    for group in groups:
+        resources.update(group.resources)
+    if not resources:
+        raise exception.InvalidRequest(
+            reason="the request asks for no resources at all")
+    hints = dict(spec.scheduler_hints)
+    same_subtree, root_required, root_forbidden = _tree_options(spec, groups)
+    return ResourceRequest(
+        spec=spec, groups=groups,
+        group_policy=group_policy,
+        resources=dict(resources),
+        availability_zone=spec.availability_zone,
+        force_hosts=frozenset(spec.force_hosts),
+        force_nodes=frozenset(spec.force_nodes),
+        ignore_hosts=frozenset(spec.ignore_hosts),
+        destination=spec.requested_destination,
+        instance_group=_group_state(spec, lookup),
+        same_host=_hint_hosts(hints, "same_host", lookup),
+        different_host=_hint_hosts(hints, "different_host", lookup),
+        extra_specs=dict(spec.flavor.extra_specs),
+        image_properties=image_props,
+        hints=hints, numa=topology, project_id=spec.project_id,
+        image_id=spec.image.id if spec.image else None,
+        same_subtree=same_subtree, root_required=root_required,
+        root_forbidden=root_forbidden)
+
+
+def _check_trait_conflicts(groups):
+    """A group that requires a trait it forbids (or only forbidden ones
+    among an any-of set) is Placement's 400, not a request that matches
+    nothing."""
+    for group in groups:
+        conflicts = sorted(group.required_traits & group.forbidden_traits)
+        conflicts += [",".join(sorted(any_of)) for any_of in group.any_traits
+                      if any_of <= group.forbidden_traits]
+        if conflicts:
+            raise exception.InvalidRequest(
+                reason="request group %r both requires and forbids %s"
+                       % (group.suffix, "; ".join(conflicts)))
+
+
+def _group_policy(spec, groups):
+    """``none`` or ``isolate``: the spec's, else the flavor's
+    ``group_policy`` extra spec, as Nova reads it.
+
+    Without one, Placement refuses (400) a query with two or more suffixed
+    groups. Nova sends ``none`` for the caller when at most one of them
+    comes from the flavor (the others from ports); Gantt does the same, and
+    refuses the request when the flavor itself names two or more.
+    """
+    policy = spec.group_policy or spec.flavor.extra_specs.get(
+        "group_policy")
+    if policy is not None:
+        if policy not in _GROUP_POLICIES:
+            raise exception.InvalidRequest(
+                reason="group_policy must be 'none' or 'isolate', not %r"
+                       % (policy,))
+        return policy
+    suffixed = [g.suffix for g in groups if g.suffix]
+    from_flavor = _flavor_suffixes(spec.flavor.extra_specs)
+    if len(suffixed) > 1 and len(from_flavor) > 1:
+        raise exception.InvalidRequest(
+            reason="the flavor names %d numbered request groups (%s) but no "
+                   "group_policy: set the extra spec group_policy to 'none' "
+                   "or 'isolate'" % (len(from_flavor),
+                                     ", ".join(sorted(from_flavor))))
+    return "none"
+
+
+def _flavor_suffixes(extra_specs):
+    """The suffixes of the numbered groups a flavor's extra specs name."""
+    found = set()
+    for key in extra_specs:
+        match = _RESOURCES_SPEC.match(key) or _TRAIT_SPEC.match(key)
+        if match and match.group(1):
+            found.add(match.group(1))
+    return found
+
+
+def _tree_options(spec, groups):
+    """same_subtree, root_required and root_forbidden, validated as
+    Placement validates them (every suffix named must exist; a group with
+    no resources is only meaningful inside a same_subtree)."""
+    suffixes = {g.suffix for g in groups}
+    same_subtree = []
+    for names in spec.same_subtree:
+        wanted = frozenset(n or "" for n in names)
+        unknown = sorted(wanted - suffixes)
+        if unknown or "" in wanted:
+            raise exception.InvalidRequest(
+                reason="same_subtree names %s, which is not the suffix of "
+                       "a request group" % ",".join(unknown or ["''"]))
+        if len(wanted) > 1:
+            same_subtree.append(wanted)
+    in_subtree = frozenset().union(*same_subtree)
+    for group in groups:
+        if group.suffix and not group.resources and (
+                group.suffix not in in_subtree):
+            raise exception.InvalidRequest(
+                reason="request group %r has no resources and is in no "
+                       "same_subtree" % group.suffix)
+    root_required = frozenset(map(validate_trait, spec.root_required))
+    root_forbidden = frozenset(map(validate_trait, spec.root_forbidden))
+    both = root_required & root_forbidden
+    if both:
+        raise exception.InvalidRequest(
+            reason="root traits both required and forbidden: %s"
+                   % ",".join(sorted(both)))
+    return tuple(same_subtree), root_required, root_forbidden
