@@ -509,7 +509,8 @@ class SchedulerManager:
                 held[consumer].append((row, resources))
                 view.consume(row, {rc: -amount
                                    for rc, amount in resources.items()})
-                _uncount_member(group, view.hosts[row])
+                if group is not None:
+                    group.remove_member(view.hosts[row])
         return held
 
     def _count_out_moving_member(self, view, request, instance_uuid):
@@ -523,7 +524,7 @@ class SchedulerManager:
         held = self.claimer.allocations_of([instance_uuid])
         rows = {view.row_of(p) for p in held.get(instance_uuid, {})}
         for host in {view.hosts[row] for row in rows if row is not None}:
-            _uncount_member(group, host)
+            group.remove_member(host)
 
     def _view(self):
         return host_view.HostView(
@@ -585,11 +586,12 @@ class SchedulerManager:
             # in which neither counts
             self._claimed(states)
             self.cache.unreserve(mark)
-            self._count_claim(view, request, row, states, held)
+            view.note_claim(row, request.resources,
+                            {s.uuid: s.generation for s in states}, held)
             # NUMA cells, pinned CPUs, pages and PCI devices it took
             request.record_placement(view, row)
             if request.instance_group is not None:
-                request.instance_group.hosts[view.hosts[row]] += 1
+                request.instance_group.add_member(view.hosts[row])
             return consumer_uuid, row, weight, weighing, allocation
         raise exception.NoValidHost(
             reason="claims failed on %d hosts in a row (lost races or "
@@ -635,7 +637,7 @@ class SchedulerManager:
                     # taken: the mark is not in the table the view reads
                     view.consume(row, request.resources)
                 if group is not None:
-                    group.hosts[view.hosts[row]] += 1
+                    group.add_member(view.hosts[row])
                 request.record_placement(view, row)
                 decided.append((uuid, row, weight, weighing,
                                 {provider: request.resources}))
@@ -651,10 +653,7 @@ class SchedulerManager:
                 LOG.info("Claiming %d instances in one transaction failed "
                          "(%s); claiming them one by one", len(decided), exc)
                 if group is not None:
-                    group.hosts.subtract(view.hosts[d[1]] for d in decided)
-                    for host in [h for h, n in group.hosts.items()
-                                 if n <= 0]:
-                        del group.hosts[host]
+                    group.remove_members(view.hosts[d[1]] for d in decided)
                 self._refresh_after_failure(
                     request, {p: None for d in decided for p in d[4]}, exc)
                 request.forget_placements()
@@ -666,24 +665,6 @@ class SchedulerManager:
             for mark in marks:
                 self.cache.unreserve(mark)
         return decided
-
-    def _count_claim(self, view, request, row, states, held):
-        """Make the view count a claim its table did not show yet."""
-        # NOTE: _claimed wrote the claim's usage (with its generation)
-        # into the cache's table, which the view reads live: counting it
-        # again would halve the room later instances see. Only if the
-        # view's table missed it (the cache swapped in a grown table
-        # first) must the view count the claim itself.
-        generations = {s.uuid: s.generation for s in states}
-        seen = generations.get(view.uuids[row])
-        if seen is not None and view.table.generation[row] < seen:
-            view.consume(row, request.resources)
-        # the old claim this one replaced: once the table shows it
-        # released, the view's own allowance for it must go
-        for old_row, resources in held:
-            seen = generations.get(view.uuids[old_row])
-            if seen is not None and view.table.generation[old_row] >= seen:
-                view.consume(old_row, resources)
 
     def _allocation_for(self, view, request, row, weight, weighing, unfit):
         """The row to claim and ``{provider: {class: amount}}`` there.
@@ -811,13 +792,13 @@ class SchedulerManager:
                                    skip_filters=request.forced)
         outcome.removed = list(cands.removed) + outcome.removed
         if unfit is not None and unfit.any():
-            outcome.removed.append((
+            outcome.removed.append(filters_base.Removal(
                 "no allocation candidate in its provider tree",
                 int(np.count_nonzero(cands.mask & unfit & ~failed))))
         if failed.any():
-            outcome.removed.append(("failed to claim",
-                                    int(np.count_nonzero(
-                                        cands.mask & failed))))
+            outcome.removed.append(filters_base.Removal(
+                "failed to claim",
+                int(np.count_nonzero(cands.mask & failed))))
         return outcome
 
     def _weigh(self, view, request, mask):
@@ -882,8 +863,7 @@ class SchedulerManager:
         group = request.instance_group
         if group is not None and isinstance(
                 exc, exception.GroupPolicyViolation):
-            group.hosts.clear()
-            group.hosts.update(self.lookup.group_hosts(group.uuid))
+            group.reset(self.lookup.group_hosts(group.uuid))
 
     def _claimed(self, states):
         for state in states:
@@ -1167,14 +1147,6 @@ def _candidate_query(request):
             same_subtree=request.same_subtree,
             root_required=request.root_required,
             root_forbidden=request.root_forbidden)))
-
-
-def _uncount_member(group, host):
-    """One member fewer on ``host`` in a request's GroupState."""
-    if group is not None and group.hosts.get(host):
-        group.hosts[host] -= 1
-        if not group.hosts[host]:
-            del group.hosts[host]
 
 
 def _group_claim(request):

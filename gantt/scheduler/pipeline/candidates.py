@@ -35,9 +35,11 @@ def for_request(view, request, conf=None, record=False):
         gone = before & ~keep
         removed = int(np.count_nonzero(gone))
         if removed:
-            outcome.removed.append((label, removed))
+            removal = filters_base.Removal(label, removed)
+            outcome.removed.append(removal)
             if record:
-                outcome.steps.append((label, [(label, removed)], gone))
+                outcome.steps.append(
+                    filters_base.Step(label, [removal], gone))
     return outcome
 
 

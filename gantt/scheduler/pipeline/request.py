@@ -76,6 +76,30 @@ class GroupState:
     def is_hard(self):
         return self.policy in _HARD_POLICIES
 
+    def add_member(self, host):
+        """One more member of this request placed on ``host``."""
+        self.hosts[host] += 1
+
+    def remove_member(self, host):
+        """One member fewer on ``host`` (a member counted out of its own
+        group: a retried claim, a moving instance)."""
+        if self.hosts.get(host):
+            self.hosts[host] -= 1
+            if not self.hosts[host]:
+                del self.hosts[host]
+
+    def remove_members(self, hosts):
+        """Undo :meth:`add_member` for each of ``hosts`` (decisions that
+        were not claimed)."""
+        self.hosts.subtract(hosts)
+        for host in [h for h, n in self.hosts.items() if n <= 0]:
+            del self.hosts[host]
+
+    def reset(self, hosts):
+        """Where the members are now, as the database says."""
+        self.hosts.clear()
+        self.hosts.update(hosts)
+
 
 class Ledger:
     """What the instances of one request placed so far take of their
