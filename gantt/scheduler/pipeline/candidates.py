@@ -84,7 +84,7 @@ def _group_steps(view, request):
     only by what no layout can do without (a required trait that no
     provider of the tree has, and no sharing provider of the cloud), and
     the allocation-candidates solver decides the rest when they are picked
-    (see ``manager``).
+    (see :mod:`.layouts`).
     """
     tree = view.tree_rows()
     for trait in sorted(request.root_required):

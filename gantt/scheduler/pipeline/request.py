@@ -545,3 +545,37 @@ def _tree_options(spec, groups):
             reason="root traits both required and forbidden: %s"
                    % ",".join(sorted(both)))
     return tuple(same_subtree), root_required, root_forbidden
+
+
+def validate_allocation_request(allocation_request):
+    """An AllocationRequest checked: ``{provider: {class: amount}}``.
+
+    :raises: InvalidRequest
+    """
+    result = {}
+    for item in allocation_request.allocations:
+        if item.resource_provider_uuid in result:
+            raise exception.InvalidRequest(
+                reason="provider %s appears twice in the allocation request"
+                       % item.resource_provider_uuid)
+        result[item.resource_provider_uuid] = _allocation_amounts(item)
+    if not result:
+        raise exception.InvalidRequest(reason="the allocation request is "
+                                              "empty")
+    return result
+
+
+def _allocation_amounts(item):
+    amounts = {}
+    for rc, amount in item.resources.items():
+        validate_resource_class(rc)
+        if amount <= 0:
+            raise exception.InvalidRequest(
+                reason="%s: amounts must be positive, got %d"
+                       % (rc, amount))
+        amounts[rc] = amount
+    if not amounts:
+        raise exception.InvalidRequest(
+            reason="provider %s is given no resources"
+            % item.resource_provider_uuid)
+    return amounts

@@ -1,4 +1,4 @@
-"""SchedulerManager end to end on SQLite: reports, placement, claims."""
+"""A built Scheduler end to end on SQLite: reports, placement, claims."""
 
 import collections
 import uuid as uuidlib
@@ -8,12 +8,13 @@ import pytest
 import sqlalchemy as sa
 
 from gantt import exception
+from gantt import scheduler as scheduler_mod
 from gantt.db import models
 from gantt.objects import compute_node
 from gantt.objects import request_spec
 from gantt.objects import usage
-from gantt.scheduler import manager as manager_mod
 from gantt.scheduler import selections
+from gantt.scheduler.pipeline import picking
 from gantt.tests import factories
 
 AGG = str(uuidlib.UUID(int=0xA66))
@@ -31,15 +32,15 @@ SMALL = {"vcpus": 1, "memory_mb": 1024, "root_gb": 10}
 # -- helpers ------------------------------------------------------------------
 
 
-def _report(manager, name, **fields):
-    return manager.update_resource_stats(
+def _report(scheduler, name, **fields):
+    return scheduler.stats.update_resource_stats(
         factories.compute_node_obj(name, **fields))
 
 
-def _sized(manager, name, size, **fields):
+def _sized(scheduler, name, size, **fields):
     """A host whose VCPU, RAM and disk all grow with ``size`` (so that the
     default spreading weighers rank bigger hosts first)."""
-    return _report(manager, name, vcpus=4 * size, memory_mb=4096 * size,
+    return _report(scheduler, name, vcpus=4 * size, memory_mb=4096 * size,
                    disk_gb=100 * size, **fields)
 
 
@@ -47,8 +48,8 @@ def _spec(flavor=None, **fields):
     return factories.request(flavor or factories.flavor(**SMALL), **fields)
 
 
-def _select(manager, count=1, spec=None, **kwargs):
-    return manager.select_destinations(spec or _spec(),
+def _select(scheduler, count=1, spec=None, **kwargs):
+    return scheduler.placer.select_destinations(spec or _spec(),
                                        factories.uuids(count), **kwargs)
 
 
@@ -83,13 +84,13 @@ def _inventory(db, host):
             .where(RP.c.name == host))}
 
 
-def _cache_used(manager, host):
-    [state] = manager.get_host_states([host])
+def _cache_used(scheduler, host):
+    [state] = scheduler.operator.get_host_states([host])
     return {r.resource_class: r.used for r in state.resources if r.used}
 
 
-def _cache_total(manager, host):
-    [state] = manager.get_host_states([host])
+def _cache_total(scheduler, host):
+    [state] = scheduler.operator.get_host_states([host])
     return {r.resource_class: r.total for r in state.resources}
 
 
@@ -101,14 +102,14 @@ def _group_spec(policy, rules=None, **fields):
 # -- selections ---------------------------------------------------------------
 
 
-def test_select_claims_the_best_host_and_returns_alternates(manager):
+def test_select_claims_the_best_host_and_returns_alternates(scheduler):
     for name, size in (("h1", 1), ("h2", 4), ("h3", 3), ("h4", 2)):
-        _sized(manager, name, size, cell_uuid=CELL_A)
+        _sized(scheduler, name, size, cell_uuid=CELL_A)
     [uuid] = factories.uuids(1)
-    [selections] = manager.select_destinations(_spec(), [uuid])
+    [selections] = scheduler.placer.select_destinations(_spec(), [uuid])
 
     claimed, *alternates = selections
-    assert manager.conf.scheduler.max_attempts == 3
+    assert scheduler.stats.conf.scheduler.max_attempts == 3
     assert [s.service_host for s in selections] == ["h2", "h3", "h4"]
     assert [s.claimed for s in selections] == [True, False, False]
     assert {s.consumer_uuid for s in selections} == {uuid}
@@ -121,8 +122,8 @@ def test_select_claims_the_best_host_and_returns_alternates(manager):
             sel.compute_node_uuid: resources}
     assert claimed.limits == {"VCPU": 16, "MEMORY_MB": 16384, "DISK_GB": 400}
     # only the claimed host holds the allocation
-    assert _used(manager.db) == {"h2": resources}
-    assert _cache_used(manager, "h2") == resources
+    assert _used(scheduler.stats.db) == {"h2": resources}
+    assert _cache_used(scheduler, "h2") == resources
 
 
 @pytest.mark.parametrize("max_attempts, alternates", [
@@ -131,49 +132,49 @@ def test_select_claims_the_best_host_and_returns_alternates(manager):
     (3, ["a2", "a3"]),
     (5, ["a2", "a3"]),     # the cell has no more
 ])
-def test_alternates_come_from_the_claimed_cell_only(conf, manager,
+def test_alternates_come_from_the_claimed_cell_only(conf, scheduler,
                                                     max_attempts, alternates):
     conf.set_override("max_attempts", max_attempts, "scheduler")
     # ranking: a1 > b1 > b2 > b3 > a2 > a3; cell B ranks in between
     for name, size, cell in (("a1", 9, CELL_A), ("b1", 8, CELL_B),
                              ("b2", 7, CELL_B), ("b3", 6, CELL_B),
                              ("a2", 2, CELL_A), ("a3", 1, CELL_A)):
-        _sized(manager, name, size, cell_uuid=cell)
-    [selections] = _select(manager)
+        _sized(scheduler, name, size, cell_uuid=cell)
+    [selections] = _select(scheduler)
     assert [s.service_host for s in selections] == ["a1"] + alternates
     assert {s.cell_uuid for s in selections} == {CELL_A}
 
 
-def test_no_alternates_when_not_asked(manager):
+def test_no_alternates_when_not_asked(scheduler):
     for name in ("h1", "h2"):
-        _report(manager, name)
-    [selections] = _select(manager, return_alternates=False)
+        _report(scheduler, name)
+    [selections] = _select(scheduler, return_alternates=False)
     assert len(selections) == 1
     assert selections[0].claimed
 
 
-def test_each_instance_gets_its_own_list(manager):
+def test_each_instance_gets_its_own_list(scheduler):
     for name, size in (("h1", 3), ("h2", 2), ("h3", 1)):
-        _sized(manager, name, size)
+        _sized(scheduler, name, size)
     uuids = factories.uuids(2)
-    result = manager.select_destinations(_spec(), uuids)
+    result = scheduler.placer.select_destinations(_spec(), uuids)
     assert [s[0].consumer_uuid for s in result] == uuids
     assert all(s.consumer_uuid == uuid
                for sels, uuid in zip(result, uuids, strict=True)
                for s in sels)
     for uuid, sels in zip(uuids, result, strict=True):
-        assert _hosts_of(manager.db, uuid) == {sels[0].service_host}
+        assert _hosts_of(scheduler.stats.db, uuid) == {sels[0].service_host}
 
 
 @pytest.mark.parametrize("vcpus, instances", [(4, 4), (3, 3), (2, 2)])
-def test_one_request_can_fill_a_host_exactly(manager, vcpus, instances):
-    _report(manager, "only", vcpus=vcpus)
-    result = _select(manager, instances)
+def test_one_request_can_fill_a_host_exactly(scheduler, vcpus, instances):
+    _report(scheduler, "only", vcpus=vcpus)
+    result = _select(scheduler, instances)
     assert [s[0].service_host for s in result] == ["only"] * instances
-    assert _used(manager.db)["only"]["VCPU"] == vcpus
-    assert _cache_used(manager, "only")["VCPU"] == vcpus
+    assert _used(scheduler.stats.db)["only"]["VCPU"] == vcpus
+    assert _cache_used(scheduler, "only")["VCPU"] == vcpus
     with pytest.raises(exception.NoValidHost, match="1 lacked VCPU"):
-        _select(manager)
+        _select(scheduler)
 
 
 def _ram_only(conf):
@@ -181,12 +182,12 @@ def _ram_only(conf):
     conf.set_override("disk_weight_multiplier", 0.0, "filter_scheduler")
 
 
-def test_instances_of_one_request_see_each_others_claims(conf, manager):
+def test_instances_of_one_request_see_each_others_claims(conf, scheduler):
     _ram_only(conf)
     # free RAM 4096 and 3584: after each claim the other host has more
-    _report(manager, "h1", memory_mb=4096)
-    _report(manager, "h2", memory_mb=3584)
-    result = _select(manager, 4)
+    _report(scheduler, "h1", memory_mb=4096)
+    _report(scheduler, "h2", memory_mb=3584)
+    result = _select(scheduler, 4)
     assert [s[0].service_host for s in result] == ["h1", "h2", "h1", "h2"]
 
 
@@ -206,117 +207,121 @@ def test_instances_see_each_others_claims_across_a_cache_regrowth(
                     extra_inventories=[_inv(f"CUSTOM_C{i}", 1)
                                        for i in range(10)])
 
-    mgr = manager_mod.SchedulerManager(conf, sqlite_db, broadcast=broadcast)
-    mgr.load_cache()
+    mgr = scheduler_mod.build(conf, sqlite_db, broadcast=broadcast)
+    mgr.stats.load_cache()
     _report(mgr, "h1", memory_mb=4096)
     _report(mgr, "h2", memory_mb=3584)
-    table = mgr.cache.table
+    table = mgr.stats.cache.table
     result = _select(mgr, 4)
-    assert mgr.cache.table is not table
+    assert mgr.stats.cache.table is not table
     assert [s[0].service_host for s in result] == ["h1", "h2", "h1", "h2"]
 
 
 # -- all or nothing -----------------------------------------------------------
 
 
-def test_multi_instance_request_is_all_or_nothing(manager):
-    _report(manager, "h1", vcpus=1)
-    _report(manager, "h2", vcpus=1)
+def test_multi_instance_request_is_all_or_nothing(scheduler):
+    _report(scheduler, "h1", vcpus=1)
+    _report(scheduler, "h2", vcpus=1)
     uuids = factories.uuids(3)
     with pytest.raises(exception.NoValidHost):
-        manager.select_destinations(_spec(), uuids)
-    assert _allocations(manager.db) == []
-    with manager.db.begin() as conn:
+        scheduler.placer.select_destinations(_spec(), uuids)
+    assert _allocations(scheduler.stats.db) == []
+    with scheduler.stats.db.begin() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(
             CONSUMERS)).scalar() == 0
-    assert _cache_used(manager, "h1") == {}
-    assert _cache_used(manager, "h2") == {}
+    assert _cache_used(scheduler, "h1") == {}
+    assert _cache_used(scheduler, "h2") == {}
     # and the room is really free again
-    assert len(_select(manager, 2)) == 2
+    assert len(_select(scheduler, 2)) == 2
 
 
-def test_a_retried_call_gets_the_claim_it_holds_unchanged(manager):
+def test_a_retried_call_gets_the_claim_it_holds_unchanged(scheduler):
     """A lost reply: asking again answers with the claim already held,
     whatever host a new choice would pick."""
     for name in ("h1", "h2", "h3"):
-        _sized(manager, name, 4)
+        _sized(scheduler, name, 4)
     [uuid] = factories.uuids(1)
-    [[first, *_]] = manager.select_destinations(_spec(), [uuid])
+    [[first, *_]] = scheduler.placer.select_destinations(_spec(), [uuid])
     for _ in range(10):
-        [[again, *alternates]] = manager.select_destinations(_spec(), [uuid])
+        [[again, *alternates]] = scheduler.placer.select_destinations(
+            _spec(), [uuid])
         assert again.claimed
         assert again.service_host == first.service_host
         assert again.allocation_request.as_mapping() == (
             first.allocation_request.as_mapping())
         assert first.service_host not in {a.service_host
                                           for a in alternates}
-    assert _used(manager.db) == {first.service_host: {
+    assert _used(scheduler.stats.db) == {first.service_host: {
         "VCPU": 1, "MEMORY_MB": 1024, "DISK_GB": 10}}
 
 
-def test_a_claim_is_moved_only_when_asked_to(manager):
-    _sized(manager, "h1", 2)
-    _sized(manager, "h2", 1)
+def test_a_claim_is_moved_only_when_asked_to(scheduler):
+    _sized(scheduler, "h1", 2)
+    _sized(scheduler, "h2", 1)
     [uuid] = factories.uuids(1)
-    manager.select_destinations(_spec(), [uuid])
-    before = _used(manager.db)
+    scheduler.placer.select_destinations(_spec(), [uuid])
+    before = _used(scheduler.stats.db)
     big = _spec(factories.flavor(vcpus=2, memory_mb=2048, root_gb=20))
     with pytest.raises(exception.ConsumerConflict, match="replace=True"):
-        manager.select_destinations(big, [uuid])
-    assert _used(manager.db) == before
-    [[claimed, *_]] = manager.select_destinations(big, [uuid], replace=True)
+        scheduler.placer.select_destinations(big, [uuid])
+    assert _used(scheduler.stats.db) == before
+    [[claimed, *_]] = scheduler.placer.select_destinations(
+        big, [uuid], replace=True)
 
-    rows = _allocations(manager.db)
+    rows = _allocations(scheduler.stats.db)
     assert {consumer for _h, consumer, _rc, _u in rows} == {uuid}
-    assert _used(manager.db) == {claimed.service_host: {
+    assert _used(scheduler.stats.db) == {claimed.service_host: {
         "VCPU": 2, "MEMORY_MB": 2048, "DISK_GB": 20}}
     for host in ("h1", "h2"):
-        assert _cache_used(manager, host) == _used(manager.db).get(host, {})
+        assert _cache_used(
+            scheduler, host) == _used(scheduler.stats.db).get(host, {})
 
 
-def test_instances_of_which_only_some_hold_claims_conflict(manager):
-    _sized(manager, "h1", 4)
+def test_instances_of_which_only_some_hold_claims_conflict(scheduler):
+    _sized(scheduler, "h1", 4)
     uuids = factories.uuids(2)
-    manager.select_destinations(_spec(), uuids[:1])
-    before = _used(manager.db)
+    scheduler.placer.select_destinations(_spec(), uuids[:1])
+    before = _used(scheduler.stats.db)
     with pytest.raises(exception.ConsumerConflict, match=uuids[1]):
-        manager.select_destinations(_spec(), uuids)
-    assert _used(manager.db) == before
-    assert _cache_used(manager, "h1") == before["h1"]
+        scheduler.placer.select_destinations(_spec(), uuids)
+    assert _used(scheduler.stats.db) == before
+    assert _cache_used(scheduler, "h1") == before["h1"]
 
 
-def test_release_says_whether_this_call_freed_the_claim(manager):
-    _sized(manager, "h1", 4)
+def test_release_says_whether_this_call_freed_the_claim(scheduler):
+    _sized(scheduler, "h1", 4)
     [uuid] = factories.uuids(1)
-    manager.select_destinations(_spec(), [uuid])
-    assert manager.release(uuid) is True
-    assert manager.release(uuid) is False
+    scheduler.placer.select_destinations(_spec(), [uuid])
+    assert scheduler.claims.release(uuid) is True
+    assert scheduler.claims.release(uuid) is False
 
 
 # -- server groups ------------------------------------------------------------
 
 
-def test_hard_anti_affinity_spreads_members(manager):
+def test_hard_anti_affinity_spreads_members(scheduler):
     for name in ("h1", "h2", "h3"):
-        _report(manager, name)
-    result = manager.select_destinations(_group_spec("anti-affinity"),
+        _report(scheduler, name)
+    result = scheduler.placer.select_destinations(_group_spec("anti-affinity"),
                                          factories.uuids(3))
     assert sorted(s[0].service_host for s in result) == ["h1", "h2", "h3"]
     # a later member finds every host taken
     [late] = factories.uuids(1)
     with pytest.raises(exception.NoValidHost,
                        match="3 ServerGroupAntiAffinityFilter"):
-        manager.select_destinations(_group_spec("anti-affinity"), [late])
-    assert _allocations(manager.db, late) == []
+        scheduler.placer.select_destinations(
+            _group_spec("anti-affinity"), [late])
+    assert _allocations(scheduler.stats.db, late) == []
 
 
-def test_alternates_respect_the_whole_request(manager):
+def test_alternates_respect_the_whole_request(scheduler):
     """Alternates are chosen once every instance is claimed: under
     anti-affinity no alternate is a sibling's host."""
     for name, size in (("h1", 5), ("h2", 4), ("h3", 3), ("h4", 2),
                        ("h5", 1)):
-        _sized(manager, name, size)
-    result = manager.select_destinations(_group_spec("anti-affinity"),
+        _sized(scheduler, name, size)
+    result = scheduler.placer.select_destinations(_group_spec("anti-affinity"),
                                          factories.uuids(2))
     claimed = [sels[0].service_host for sels in result]
     assert claimed == ["h1", "h2"]
@@ -324,114 +329,119 @@ def test_alternates_respect_the_whole_request(manager):
         assert [s.service_host for s in sels[1:]] == ["h3", "h4"]
 
 
-def test_hard_anti_affinity_all_or_nothing(manager):
+def test_hard_anti_affinity_all_or_nothing(scheduler):
     for name in ("h1", "h2"):
-        _report(manager, name)
+        _report(scheduler, name)
     with pytest.raises(exception.NoValidHost):
-        manager.select_destinations(_group_spec("anti-affinity"),
+        scheduler.placer.select_destinations(_group_spec("anti-affinity"),
                                     factories.uuids(3))
-    assert _allocations(manager.db) == []
+    assert _allocations(scheduler.stats.db) == []
 
 
-def test_max_server_per_host(manager):
+def test_max_server_per_host(scheduler):
     for name in ("h1", "h2"):
-        _report(manager, name)
+        _report(scheduler, name)
     spec = _group_spec("anti-affinity", {"max_server_per_host": "2"})
-    result = manager.select_destinations(spec, factories.uuids(4))
+    result = scheduler.placer.select_destinations(spec, factories.uuids(4))
     hosts = collections.Counter(s[0].service_host for s in result)
     assert hosts == {"h1": 2, "h2": 2}
     with pytest.raises(exception.NoValidHost):
-        manager.select_destinations(spec, factories.uuids(1))
+        scheduler.placer.select_destinations(spec, factories.uuids(1))
 
 
-def test_hard_affinity_keeps_members_together(manager):
+def test_hard_affinity_keeps_members_together(scheduler):
     for name, size in (("h1", 1), ("h2", 3), ("h3", 2)):
-        _sized(manager, name, size)
-    result = manager.select_destinations(_group_spec("affinity"),
+        _sized(scheduler, name, size)
+    result = scheduler.placer.select_destinations(_group_spec("affinity"),
                                          factories.uuids(3))
     assert {s[0].service_host for s in result} == {"h2"}
     # later members follow, until the host is full
-    [[later, *_]] = manager.select_destinations(_group_spec("affinity"),
-                                                factories.uuids(1))
+    [[later, *_]] = scheduler.placer.select_destinations(
+        _group_spec("affinity"),
+        factories.uuids(1))
     assert later.service_host == "h2"
     big = factories.flavor(vcpus=12, memory_mb=1024, root_gb=10)
     with pytest.raises(exception.NoValidHost):
-        manager.select_destinations(_group_spec("affinity", flavor=big),
-                                    factories.uuids(1))
+        scheduler.placer.select_destinations(
+            _group_spec("affinity", flavor=big),
+            factories.uuids(1))
 
 
-def test_soft_policies_do_not_filter(manager):
-    _report(manager, "only")
-    result = manager.select_destinations(_group_spec("soft-anti-affinity"),
-                                         factories.uuids(2))
+def test_soft_policies_do_not_filter(scheduler):
+    _report(scheduler, "only")
+    result = scheduler.placer.select_destinations(
+        _group_spec("soft-anti-affinity"),
+        factories.uuids(2))
     assert [s[0].service_host for s in result] == ["only", "only"]
 
 
 # -- reclaim and release ------------------------------------------------------
 
 
-def _fill(manager, host):
+def _fill(scheduler, host):
     """Take every VCPU of ``host`` with a consumer of its own."""
-    [state] = manager.get_host_states([host])
+    [state] = scheduler.operator.get_host_states([host])
     free = {r.resource_class: r.free for r in state.resources}
-    manager.claimer.claim(factories.uuids(1)[0], {
+    scheduler.claims.claimer.claim(factories.uuids(1)[0], {
         factories.host_uuid(host): {"VCPU": free["VCPU"]}})
 
 
-def test_reclaim_moves_to_the_first_fitting_alternate(manager):
+def test_reclaim_moves_to_the_first_fitting_alternate(scheduler):
     for name, size in (("h1", 3), ("h2", 2), ("h3", 1)):
-        _sized(manager, name, size)
+        _sized(scheduler, name, size)
     [uuid] = factories.uuids(1)
-    [[failed, alt1, alt2]] = manager.select_destinations(_spec(), [uuid])
+    [[failed, alt1, alt2]] = scheduler.placer.select_destinations(
+        _spec(), [uuid])
     assert [failed.service_host, alt1.service_host, alt2.service_host] == [
         "h1", "h2", "h3"]
-    _fill(manager, "h2")
+    _fill(scheduler, "h2")
 
-    moved = manager.reclaim(uuid, failed, [alt1, alt2])
+    moved = scheduler.claims.reclaim(uuid, failed, [alt1, alt2])
 
     assert moved.service_host == "h3"
     assert moved.claimed is True
     assert moved.consumer_uuid == uuid
     assert alt2.claimed is False      # the caller's object is left alone
-    assert _hosts_of(manager.db, uuid) == {"h3"}
-    assert _cache_used(manager, "h1") == {}
-    assert _cache_used(manager, "h3") == {
+    assert _hosts_of(scheduler.stats.db, uuid) == {"h3"}
+    assert _cache_used(scheduler, "h1") == {}
+    assert _cache_used(scheduler, "h3") == {
         "VCPU": 1, "MEMORY_MB": 1024, "DISK_GB": 10}
 
 
-def test_reclaim_raises_when_no_alternate_fits_and_frees_everything(manager):
+def test_reclaim_raises_when_no_alternate_fits_and_frees_everything(scheduler):
     for name, size in (("h1", 3), ("h2", 2), ("h3", 1)):
-        _sized(manager, name, size)
+        _sized(scheduler, name, size)
     [uuid] = factories.uuids(1)
-    [[failed, *alternates]] = manager.select_destinations(_spec(), [uuid])
-    _fill(manager, "h2")
-    _fill(manager, "h3")
+    [[failed, *alternates]] = scheduler.placer.select_destinations(
+        _spec(), [uuid])
+    _fill(scheduler, "h2")
+    _fill(scheduler, "h3")
 
     with pytest.raises(exception.MaxRetriesExceeded) as raised:
-        manager.reclaim(uuid, failed, alternates)
+        scheduler.claims.reclaim(uuid, failed, alternates)
 
     assert uuid in str(raised.value)
     assert "h2:" in str(raised.value) and "h3:" in str(raised.value)
-    assert _allocations(manager.db, uuid) == []
-    assert _cache_used(manager, "h1") == {}
+    assert _allocations(scheduler.stats.db, uuid) == []
+    assert _cache_used(scheduler, "h1") == {}
 
 
-def test_reclaim_without_alternates(manager):
-    _report(manager, "h1")
+def test_reclaim_without_alternates(scheduler):
+    _report(scheduler, "h1")
     [uuid] = factories.uuids(1)
-    [[failed]] = manager.select_destinations(_spec(), [uuid],
+    [[failed]] = scheduler.placer.select_destinations(_spec(), [uuid],
                                              return_alternates=False)
     with pytest.raises(exception.MaxRetriesExceeded,
                        match="no alternates were given"):
-        manager.reclaim(uuid, failed, [])
-    assert _allocations(manager.db, uuid) == []
+        scheduler.claims.reclaim(uuid, failed, [])
+    assert _allocations(scheduler.stats.db, uuid) == []
 
 
-def test_reclaim_keeps_the_group_policy(manager):
+def test_reclaim_keeps_the_group_policy(scheduler):
     for name, size in (("h1", 3), ("h2", 2), ("h3", 1)):
-        _sized(manager, name, size)
+        _sized(scheduler, name, size)
     first, second = factories.uuids(2)
-    [[on_h1, *_], [on_h2, *_]] = manager.select_destinations(
+    [[on_h1, *_], [on_h2, *_]] = scheduler.placer.select_destinations(
         _group_spec("anti-affinity"), [first, second])
     assert (on_h1.service_host, on_h2.service_host) == ("h1", "h2")
     # an alternate on the host of another member is refused
@@ -445,20 +455,20 @@ def test_reclaim_keeps_the_group_policy(manager):
         factories.host_uuid("h3"), on_h2.allocation_request.as_mapping()[
             on_h2.compute_node_uuid])
 
-    moved = manager.reclaim(second, on_h2, [wrong, right])
+    moved = scheduler.claims.reclaim(second, on_h2, [wrong, right])
     assert moved.service_host == "h3"
-    assert _hosts_of(manager.db, second) == {"h3"}
+    assert _hosts_of(scheduler.stats.db, second) == {"h3"}
 
 
-def test_release_is_idempotent(manager):
-    _report(manager, "h1")
+def test_release_is_idempotent(scheduler):
+    _report(scheduler, "h1")
     [uuid] = factories.uuids(1)
-    manager.select_destinations(_spec(), [uuid])
-    assert manager.release(uuid) is True
-    assert _allocations(manager.db) == []
-    assert _cache_used(manager, "h1") == {}
-    assert manager.release(uuid) is False
-    assert manager.release(factories.uuids(1)[0]) is False
+    scheduler.placer.select_destinations(_spec(), [uuid])
+    assert scheduler.claims.release(uuid) is True
+    assert _allocations(scheduler.stats.db) == []
+    assert _cache_used(scheduler, "h1") == {}
+    assert scheduler.claims.release(uuid) is False
+    assert scheduler.claims.release(factories.uuids(1)[0]) is False
 
 
 # -- NoValidHost --------------------------------------------------------------
@@ -480,23 +490,24 @@ def test_release_is_idempotent(manager):
       "1 lacked VCPU")),
     ([], {}, "0 of 0 hosts available"),
 ])
-def test_no_valid_host_says_why(manager, hosts, spec_fields, reason):
+def test_no_valid_host_says_why(scheduler, hosts, spec_fields, reason):
     for name, fields in hosts:
-        _report(manager, name, **fields)
+        _report(scheduler, name, **fields)
     with pytest.raises(exception.NoValidHost) as raised:
-        manager.select_destinations(_spec(**spec_fields), factories.uuids(1))
+        scheduler.placer.select_destinations(
+            _spec(**spec_fields), factories.uuids(1))
     assert str(raised.value) == "No valid host was found. " + reason
 
 
-def test_forced_host_skips_filters_but_not_capacity(manager):
-    _report(manager, "best")
-    _report(manager, "disabled", disabled=True, vcpus=2)
-    [[sel]] = _select(manager, spec=_spec(force_hosts=["disabled"]),
+def test_forced_host_skips_filters_but_not_capacity(scheduler):
+    _report(scheduler, "best")
+    _report(scheduler, "disabled", disabled=True, vcpus=2)
+    [[sel]] = _select(scheduler, spec=_spec(force_hosts=["disabled"]),
                       return_alternates=False)
     assert sel.service_host == "disabled"
     big = factories.flavor(vcpus=3)
     with pytest.raises(exception.NoValidHost, match="1 lacked VCPU"):
-        _select(manager, spec=_spec(big, force_hosts=["disabled"]))
+        _select(scheduler, spec=_spec(big, force_hosts=["disabled"]))
 
 
 # -- host reports -------------------------------------------------------------
@@ -549,54 +560,56 @@ def _bad_node(problem):
     ("allocation_ratio 0", "allocation_ratio must be positive"),
     ("no report_sequence", "report_sequence is required"),
 ])
-def test_invalid_report_is_refused_and_changes_nothing(manager, problem,
+def test_invalid_report_is_refused_and_changes_nothing(scheduler, problem,
                                                        named):
-    _report(manager, "h1", vcpus=16, sequence=1)
-    before_db = _db_snapshot(manager.db)
-    before_cache = [s.obj_to_dict() for s in manager.get_host_states()]
+    _report(scheduler, "h1", vcpus=16, sequence=1)
+    before_db = _db_snapshot(scheduler.stats.db)
+    before_cache = [s.obj_to_dict(
+        ) for s in scheduler.operator.get_host_states()]
 
     with pytest.raises(exception.InvalidRequest) as raised:
-        manager.update_resource_stats(_bad_node(problem))
+        scheduler.stats.update_resource_stats(_bad_node(problem))
 
     assert named in str(raised.value)
-    assert _db_snapshot(manager.db) == before_db
-    assert [s.obj_to_dict() for s in manager.get_host_states()] == (
+    assert _db_snapshot(scheduler.stats.db) == before_db
+    assert [s.obj_to_dict() for s in scheduler.operator.get_host_states()] == (
         before_cache)
-    assert manager.get_statistics().reports_applied == 1
+    assert scheduler.operator.get_statistics().reports_applied == 1
 
 
-def test_invalid_report_of_a_new_host_stores_nothing(manager):
+def test_invalid_report_of_a_new_host_stores_nothing(scheduler):
     with pytest.raises(exception.InvalidRequest):
-        manager.update_resource_stats(_bad_node("reserved > total"))
-    assert all(rows == [] for rows in _db_snapshot(manager.db).values())
-    assert len(manager.cache) == 0
+        scheduler.stats.update_resource_stats(_bad_node("reserved > total"))
+    assert all(
+        rows == [] for rows in _db_snapshot(scheduler.stats.db).values())
+    assert len(scheduler.stats.cache) == 0
 
 
 @pytest.mark.parametrize("second, applied", [(5, False), (10, False),
                                              (11, True)])
-def test_report_sequence_orders_reports(manager, second, applied):
-    assert _report(manager, "h1", vcpus=8, sequence=10) is True
-    assert _report(manager, "h1", vcpus=32, sequence=second) is applied
+def test_report_sequence_orders_reports(scheduler, second, applied):
+    assert _report(scheduler, "h1", vcpus=8, sequence=10) is True
+    assert _report(scheduler, "h1", vcpus=32, sequence=second) is applied
     expected = 32 if applied else 8
-    assert _inventory(manager.db, "h1")["VCPU"] == expected
-    assert _cache_total(manager, "h1")["VCPU"] == expected
+    assert _inventory(scheduler.stats.db, "h1")["VCPU"] == expected
+    assert _cache_total(scheduler, "h1")["VCPU"] == expected
 
 
-def test_reducing_inventory_below_usage_is_refused_for_that_class(manager):
-    _report(manager, "h1", vcpus=8, memory_mb=8192, disk_gb=100, sequence=1)
-    manager.select_destinations(_spec(factories.flavor(
+def test_reducing_inventory_below_usage_is_refused_for_that_class(scheduler):
+    _report(scheduler, "h1", vcpus=8, memory_mb=8192, disk_gb=100, sequence=1)
+    scheduler.placer.select_destinations(_spec(factories.flavor(
         vcpus=4, memory_mb=4096, root_gb=50)), factories.uuids(1))
     node = factories.compute_node_obj(
         "h1", vcpus=2, memory_mb=16384, sequence=2,
         extra_inventories=[_inv("CUSTOM_NEW", 3)])
     node.inventories = [i for i in node.inventories
                         if i.resource_class != "DISK_GB"]
-    manager.update_resource_stats(node)
+    scheduler.stats.update_resource_stats(node)
     # VCPU (4 used > 2) and DISK_GB (50 used, removed) keep their old
     # inventory; the other classes take the new one
-    assert _inventory(manager.db, "h1") == {
+    assert _inventory(scheduler.stats.db, "h1") == {
         "VCPU": 8, "MEMORY_MB": 16384, "DISK_GB": 100, "CUSTOM_NEW": 3}
-    assert _used(manager.db) == {"h1": {"VCPU": 4, "MEMORY_MB": 4096,
+    assert _used(scheduler.stats.db) == {"h1": {"VCPU": 4, "MEMORY_MB": 4096,
                                         "DISK_GB": 50}}
 
 
@@ -609,45 +622,46 @@ def test_reducing_inventory_below_usage_is_refused_for_that_class(manager):
     ({"memory_mb": 4096, "reserved_memory_mb": 1000, "ram_ratio": 2.0},
      {"memory_mb": 2048}, 3),
 ])
-def test_never_claims_beyond_capacity(manager, inventory, flavor, fits):
-    _report(manager, "h1", **dict({"vcpus": 64, "memory_mb": 65536,
+def test_never_claims_beyond_capacity(scheduler, inventory, flavor, fits):
+    _report(scheduler, "h1", **dict({"vcpus": 64, "memory_mb": 65536,
                                    "disk_gb": 10000}, **inventory))
     spec = _spec(factories.flavor(**dict(SMALL, **flavor)))
     for _ in range(fits):
-        manager.select_destinations(spec, factories.uuids(1))
+        scheduler.placer.select_destinations(spec, factories.uuids(1))
     with pytest.raises(exception.NoValidHost):
-        manager.select_destinations(spec, factories.uuids(1))
-    assert len({c for _h, c, _rc, _u in _allocations(manager.db)}) == fits
+        scheduler.placer.select_destinations(spec, factories.uuids(1))
+    assert len(
+        {c for _h, c, _rc, _u in _allocations(scheduler.stats.db)}) == fits
 
 
-def test_claim_checks_the_database_not_only_the_cache(manager):
+def test_claim_checks_the_database_not_only_the_cache(scheduler):
     """A stale cache (room it no longer has) costs a retry, never an
     overcommit."""
-    _sized(manager, "h1", 2)     # ranked first but really full
-    _sized(manager, "h2", 1)
-    _fill(manager, "h1")         # behind the cache's back (another worker)
-    assert _cache_used(manager, "h1") == {}
-    [[sel, *_]] = _select(manager)
+    _sized(scheduler, "h1", 2)     # ranked first but really full
+    _sized(scheduler, "h2", 1)
+    _fill(scheduler, "h1")         # behind the cache's back (another worker)
+    assert _cache_used(scheduler, "h1") == {}
+    [[sel, *_]] = _select(scheduler)
     assert sel.service_host == "h2"
-    assert _used(manager.db)["h1"]["VCPU"] == 8
+    assert _used(scheduler.stats.db)["h1"]["VCPU"] == 8
     # the failed claim refreshed h1's usage in the cache
-    assert _cache_used(manager, "h1")["VCPU"] == 8
+    assert _cache_used(scheduler, "h1")["VCPU"] == 8
 
 
 # -- operators ----------------------------------------------------------------
 
 
-def test_get_statistics_counts(manager):
-    _report(manager, "h1", vcpus=2, sequence=10)
-    _report(manager, "h2", vcpus=2, sequence=10)
-    _report(manager, "h1", vcpus=2, sequence=9)          # stale
-    _select(manager, 2)
+def test_get_statistics_counts(scheduler):
+    _report(scheduler, "h1", vcpus=2, sequence=10)
+    _report(scheduler, "h2", vcpus=2, sequence=10)
+    _report(scheduler, "h1", vcpus=2, sequence=9)          # stale
+    _select(scheduler, 2)
     with pytest.raises(exception.NoValidHost):
-        _select(manager, spec=_spec(factories.flavor(vcpus=3)))
+        _select(scheduler, spec=_spec(factories.flavor(vcpus=3)))
     with pytest.raises(exception.InvalidRequest):
-        manager.select_destinations(_spec(), [])
+        scheduler.placer.select_destinations(_spec(), [])
 
-    stats = manager.get_statistics()
+    stats = scheduler.operator.get_statistics()
     assert stats.worker == "gantt"
     assert (stats.hosts, stats.requests, stats.placements,
             stats.no_valid_host, stats.reports_applied, stats.reports_stale,
@@ -658,12 +672,12 @@ def test_get_statistics_counts(manager):
 
 def test_claims_are_broadcast_to_peers(conf, sqlite_db):
     sent = []
-    mgr = manager_mod.SchedulerManager(conf, sqlite_db, broadcast=sent.append)
-    mgr.load_cache()
+    mgr = scheduler_mod.build(conf, sqlite_db, broadcast=sent.append)
+    mgr.stats.load_cache()
     _report(mgr, "h1")
     [uuid] = factories.uuids(1)
-    mgr.select_destinations(_spec(), [uuid])
-    mgr.release(uuid)
+    mgr.placer.select_destinations(_spec(), [uuid])
+    mgr.claims.release(uuid)
     assert [[(u.resource_provider_uuid, u.usages) for u in batch]
             for batch in sent] == [
         [(factories.host_uuid("h1"),
@@ -672,51 +686,53 @@ def test_claims_are_broadcast_to_peers(conf, sqlite_db):
     assert sent[1][0].generation == sent[0][0].generation + 1
 
 
-def test_peer_usage_reaches_the_cache(manager):
-    _report(manager, "h1")
-    [state] = manager.get_host_states(["h1"])
-    manager.apply_peer_usage([usage.ProviderUsage(
+def test_peer_usage_reaches_the_cache(scheduler):
+    _report(scheduler, "h1")
+    [state] = scheduler.operator.get_host_states(["h1"])
+    scheduler.stats.apply_peer_usage([usage.ProviderUsage(
         resource_provider_uuid=factories.host_uuid("h1"),
         generation=state.generation + 1, usages={"VCPU": 5})])
-    assert _cache_used(manager, "h1") == {"VCPU": 5}
+    assert _cache_used(scheduler, "h1") == {"VCPU": 5}
 
 
-def test_a_restarted_worker_sees_the_same_hosts(conf, manager):
-    _report(manager, "h1", zone="az1", traits=["CUSTOM_A"],
+def test_a_restarted_worker_sees_the_same_hosts(conf, scheduler):
+    _report(scheduler, "h1", zone="az1", traits=["CUSTOM_A"],
             aggregates=[AGG], cell_uuid=CELL_A, disabled=True)
-    _sized(manager, "h2", 2)
-    _select(manager, 3)
-    fresh = manager_mod.SchedulerManager(conf, manager.db)
-    fresh.load_cache()
+    _sized(scheduler, "h2", 2)
+    _select(scheduler, 3)
+    fresh = scheduler_mod.build(conf, scheduler.stats.db)
+    fresh.stats.load_cache()
     assert fresh.ready.is_set()
 
     def comparable(states):
         return [dict(s.obj_to_dict(), updated_at=None) for s in states]
 
-    assert comparable(fresh.get_host_states()) == comparable(
-        manager.get_host_states())
+    assert comparable(fresh.operator.get_host_states()) == comparable(
+        scheduler.operator.get_host_states())
 
 
-def test_reclaim_keeps_the_consumer_s_project_and_user(manager):
+def test_reclaim_keeps_the_consumer_s_project_and_user(scheduler):
     for name in ("p1", "p2"):
-        manager.update_resource_stats(factories.compute_node_obj(name))
+        scheduler.stats.update_resource_stats(factories.compute_node_obj(name))
     spec = factories.request(project_id="proj-a", user_id="user-b")
-    [sels] = manager.select_destinations(spec, factories.uuids(1))
-    manager.reclaim(sels[0].consumer_uuid, sels[0], sels[1:])
+    [sels] = scheduler.placer.select_destinations(spec, factories.uuids(1))
+    scheduler.claims.reclaim(sels[0].consumer_uuid, sels[0], sels[1:])
     consumers = models.Consumer.__table__
-    with manager.db.begin() as conn:
+    with scheduler.stats.db.begin() as conn:
         row = conn.execute(sa.select(consumers.c.project_id,
                                      consumers.c.user_id)).one()
     assert tuple(row) == ("proj-a", "user-b")
 
 
-def test_cache_holds_the_database_inventory_when_a_cut_is_refused(manager):
-    manager.update_resource_stats(factories.compute_node_obj("cut", vcpus=8))
+def test_cache_holds_the_database_inventory_when_a_cut_is_refused(scheduler):
+    scheduler.stats.update_resource_stats(
+        factories.compute_node_obj("cut", vcpus=8))
     spec = factories.request(factories.flavor(vcpus=6, memory_mb=1, root_gb=1))
-    manager.select_destinations(spec, factories.uuids(1))
+    scheduler.placer.select_destinations(spec, factories.uuids(1))
     # the agent reports 2 VCPUs while 6 are allocated: refused, kept at 8
-    manager.update_resource_stats(factories.compute_node_obj("cut", vcpus=2))
-    [state] = manager.get_host_states()
+    scheduler.stats.update_resource_stats(
+        factories.compute_node_obj("cut", vcpus=2))
+    [state] = scheduler.operator.get_host_states()
     vcpu = {r.resource_class: r for r in state.resources}["VCPU"]
     assert (vcpu.total, vcpu.used, vcpu.free) == (8, 6, 2)
 
@@ -727,59 +743,59 @@ def test_cache_holds_the_database_inventory_when_a_cut_is_refused(manager):
     ("nodename", "n" * 201),
     ("host", ""),
 ])
-def test_reports_the_database_cannot_store_are_rejected(manager, field,
+def test_reports_the_database_cannot_store_are_rejected(scheduler, field,
                                                         value):
     node = factories.compute_node_obj("long")
     setattr(node, field, value)
     with pytest.raises(exception.InvalidRequest, match=field[:-1]):
-        manager.update_resource_stats(node)
-    assert manager.get_host_states() == []
+        scheduler.stats.update_resource_stats(node)
+    assert scheduler.operator.get_host_states() == []
 
 
-def test_a_retried_call_can_reuse_the_room_it_already_holds(manager):
-    manager.update_resource_stats(factories.compute_node_obj(
+def test_a_retried_call_can_reuse_the_room_it_already_holds(scheduler):
+    scheduler.stats.update_resource_stats(factories.compute_node_obj(
         "only", vcpus=2, memory_mb=4096, disk_gb=40))
     spec = factories.request(factories.flavor(vcpus=2, memory_mb=4096,
                                               root_gb=40))
     uuids = factories.uuids(1)
-    first = manager.select_destinations(spec, uuids)
+    first = scheduler.placer.select_destinations(spec, uuids)
     # the reply was lost; the conductor asks again for the same instance
-    again = manager.select_destinations(spec, uuids)
+    again = scheduler.placer.select_destinations(spec, uuids)
     assert again[0][0].service_host == first[0][0].service_host == "only"
-    assert _hosts_of(manager.db, uuids[0]) == {"only"}
+    assert _hosts_of(scheduler.stats.db, uuids[0]) == {"only"}
 
 
-def test_a_replacement_that_fails_leaves_the_instance_unallocated(manager):
-    manager.update_resource_stats(factories.compute_node_obj(
+def test_a_replacement_that_fails_leaves_the_instance_unallocated(scheduler):
+    scheduler.stats.update_resource_stats(factories.compute_node_obj(
         "only", vcpus=2, memory_mb=4096, disk_gb=40))
     uuids = factories.uuids(1)
-    manager.select_destinations(factories.request(factories.flavor(
+    scheduler.placer.select_destinations(factories.request(factories.flavor(
         vcpus=1, memory_mb=1024, root_gb=10)), uuids)
     too_big = factories.request(factories.flavor(vcpus=4, memory_mb=1024,
                                                  root_gb=10))
     # not asked to replace it: the claim stays as it is
     with pytest.raises(exception.ConsumerConflict):
-        manager.select_destinations(too_big, uuids)
-    assert _hosts_of(manager.db, uuids[0]) == {"only"}
+        scheduler.placer.select_destinations(too_big, uuids)
+    assert _hosts_of(scheduler.stats.db, uuids[0]) == {"only"}
     # asked to: the caller is told no, and nothing is left allocated
     with pytest.raises(exception.NoValidHost):
-        manager.select_destinations(too_big, uuids, replace=True)
-    assert _hosts_of(manager.db, uuids[0]) == set()
+        scheduler.placer.select_destinations(too_big, uuids, replace=True)
+    assert _hosts_of(scheduler.stats.db, uuids[0]) == set()
 
 
 def test_a_restarted_worker_keeps_numa_cells_and_pci_pools(conf, sqlite_db):
     from gantt.objects import numa
     from gantt.objects import pci
-    first = manager_mod.SchedulerManager(conf, sqlite_db)
-    first.load_cache()
+    first = scheduler_mod.build(conf, sqlite_db)
+    first.stats.load_cache()
     node = factories.compute_node_obj("numa-host")
     node.numa_cells = [numa.NUMACell(id=0, cpuset=[0, 1], memory_mb=1024)]
     node.pci_pools = [pci.PciDevicePool(vendor_id="8086", product_id="1520",
                                         numa_node=0, count=4)]
-    first.update_resource_stats(node)
-    second = manager_mod.SchedulerManager(conf, sqlite_db)
-    second.load_cache()
-    table = second.cache.table
+    first.stats.update_resource_stats(node)
+    second = scheduler_mod.build(conf, sqlite_db)
+    second.stats.load_cache()
+    table = second.stats.cache.table
     row = table.row_by_uuid[node.uuid]
     assert [c.id for c in table.numa_cells[row]] == [0]
     assert [p.count for p in table.pci_pools[row]] == [4]
@@ -788,104 +804,104 @@ def test_a_restarted_worker_keeps_numa_cells_and_pci_pools(conf, sqlite_db):
 # -- many instances, one transaction ------------------------------------------
 
 
-def _transactions(manager):
-    """Count the claim transactions a manager commits."""
+def _transactions(scheduler):
+    """Count the claim transactions a scheduler commits."""
     counted = []
-    original = manager.claimer._retrying
+    original = scheduler.claims.claimer._retrying
 
     def retrying(*args, **kwargs):
         counted.append(args[0])
         return original(*args, **kwargs)
 
-    manager.claimer._retrying = retrying
+    scheduler.claims.claimer._retrying = retrying
     return counted
 
 
 def test_new_instances_of_one_request_are_claimed_in_one_transaction(
-        conf, manager):
+        conf, scheduler):
     _ram_only(conf)
-    _report(manager, "h1", memory_mb=4096)
-    _report(manager, "h2", memory_mb=3584)
-    transactions = _transactions(manager)
+    _report(scheduler, "h1", memory_mb=4096)
+    _report(scheduler, "h2", memory_mb=3584)
+    transactions = _transactions(scheduler)
     uuids = factories.uuids(4)
-    result = manager.select_destinations(_spec(), uuids)
+    result = scheduler.placer.select_destinations(_spec(), uuids)
     assert len(transactions) == 1
     assert [s[0].service_host for s in result] == ["h1", "h2", "h1", "h2"]
     for uuid, sels in zip(uuids, result, strict=True):
-        assert _hosts_of(manager.db, uuid) == {sels[0].service_host}
+        assert _hosts_of(scheduler.stats.db, uuid) == {sels[0].service_host}
         # each instance's alternates leave out its own host
         assert [s.service_host for s in sels[1:]] == (
             ["h2"] if sels[0].service_host == "h1" else ["h1"])
     for host in ("h1", "h2"):
-        assert _cache_used(manager, host) == _used(manager.db)[host]
+        assert _cache_used(scheduler, host) == _used(scheduler.stats.db)[host]
     # the marks of the decisions are gone: only the claims count
-    assert not manager.cache.table.pending.any()
+    assert not scheduler.stats.cache.table.pending.any()
 
 
-def test_a_stale_cache_fails_the_batch_and_each_instance_moves_on(manager):
+def test_a_stale_cache_fails_the_batch_and_each_instance_moves_on(scheduler):
     """The batch decided on a host that is full behind the cache's back:
     its transaction fails whole, and one-by-one claims place every
     instance elsewhere, never over capacity."""
-    _sized(manager, "h1", 4)     # ranked first but really full
-    _sized(manager, "h2", 2)
-    _sized(manager, "h3", 2)
-    _fill(manager, "h1")
-    transactions = _transactions(manager)
-    result = _select(manager, 3)
+    _sized(scheduler, "h1", 4)     # ranked first but really full
+    _sized(scheduler, "h2", 2)
+    _sized(scheduler, "h3", 2)
+    _fill(scheduler, "h1")
+    transactions = _transactions(scheduler)
+    result = _select(scheduler, 3)
     assert {s[0].service_host for s in result} <= {"h2", "h3"}
     assert len(transactions) > 1
-    used = _used(manager.db)
+    used = _used(scheduler.stats.db)
     assert used["h1"]["VCPU"] == 16
     assert sum(used.get(h, {}).get("VCPU", 0) for h in ("h2", "h3")) == 3
-    assert _cache_used(manager, "h1")["VCPU"] == 16
-    assert not manager.cache.table.pending.any()
+    assert _cache_used(scheduler, "h1")["VCPU"] == 16
+    assert not scheduler.stats.cache.table.pending.any()
 
 
 @pytest.mark.parametrize("count", [1, 3])
-def test_a_retried_call_replaces_its_claims_and_sees_their_room(manager,
+def test_a_retried_call_replaces_its_claims_and_sees_their_room(scheduler,
                                                                 count):
     """The reply to the first call was lost and the caller asks again for
     the same instances on a cloud they fill exactly: the second call must
     count the room they hold as free and replace their claims."""
-    _report(manager, "only", vcpus=count)
+    _report(scheduler, "only", vcpus=count)
     uuids = factories.uuids(count)
-    first = manager.select_destinations(_spec(), uuids)
-    again = manager.select_destinations(_spec(), uuids)
+    first = scheduler.placer.select_destinations(_spec(), uuids)
+    again = scheduler.placer.select_destinations(_spec(), uuids)
     assert [s[0].service_host for s in again] == ["only"] * count
     assert [s[0].consumer_uuid for s in again] == [
         s[0].consumer_uuid for s in first]
-    consumers = {c for _h, c, _rc, _u in _allocations(manager.db)}
+    consumers = {c for _h, c, _rc, _u in _allocations(scheduler.stats.db)}
     assert consumers == set(uuids)
-    assert _used(manager.db)["only"]["VCPU"] == count
-    assert _cache_used(manager, "only")["VCPU"] == count
-    assert not manager.cache.table.pending.any()
+    assert _used(scheduler.stats.db)["only"]["VCPU"] == count
+    assert _cache_used(scheduler, "only")["VCPU"] == count
+    assert not scheduler.stats.cache.table.pending.any()
 
 
 def test_a_batch_sees_its_own_decisions_across_a_cache_regrowth(
-        conf, manager):
+        conf, scheduler):
     """A report regrows the cache's table while a batch is being decided:
     the later instances must still count the earlier decisions."""
     _ram_only(conf)
-    _report(manager, "h1", memory_mb=4096)
-    _report(manager, "h2", memory_mb=3584)
-    reserve = manager.cache.reserve
+    _report(scheduler, "h1", memory_mb=4096)
+    _report(scheduler, "h2", memory_mb=3584)
+    reserve = scheduler.stats.cache.reserve
     grown = []
 
     def reserve_then_grow(provider, resources):
         mark = reserve(provider, resources)
         if not grown:
             grown.append(True)
-            _report(manager, "newcomer", vcpus=0, memory_mb=0, disk_gb=0,
+            _report(scheduler, "newcomer", vcpus=0, memory_mb=0, disk_gb=0,
                     extra_inventories=[_inv(f"CUSTOM_C{i}", 1)
                                        for i in range(10)])
         return mark
 
-    manager.cache.reserve = reserve_then_grow
-    table = manager.cache.table
-    result = _select(manager, 4)
-    assert manager.cache.table is not table
+    scheduler.stats.cache.reserve = reserve_then_grow
+    table = scheduler.stats.cache.table
+    result = _select(scheduler, 4)
+    assert scheduler.stats.cache.table is not table
     assert [s[0].service_host for s in result] == ["h1", "h2", "h1", "h2"]
-    assert not manager.cache.table.pending.any()
+    assert not scheduler.stats.cache.table.pending.any()
 
 
 @pytest.mark.parametrize("count", [1, 5, 40, 300])
@@ -896,7 +912,7 @@ def test_tree_walk_order_is_best_first_without_sorting_all(count):
     rng = np.random.default_rng(count)
     totals = rng.choice([0.0, 1.0, 2.5, -1.0], size=count) + np.where(
         rng.random(count) < 0.5, rng.random(count), 0.0)
-    order = list(manager_mod._best_first(totals))
+    order = list(picking.best_first(totals))
     assert sorted(order) == list(range(count))
     assert np.all(np.diff(totals[order]) <= 0)
     if count <= 32:
@@ -904,15 +920,15 @@ def test_tree_walk_order_is_best_first_without_sorting_all(count):
         assert order == list(np.argsort(-totals, kind="stable"))
 
 
-def test_a_held_claim_on_a_host_forced_in_another_case_is_kept(manager):
+def test_a_held_claim_on_a_host_forced_in_another_case_is_kept(scheduler):
     # force_hosts matches host names in any case, as Nova's does, also
     # for the claim an instance already holds
     for name in ("h1", "h2"):
-        _sized(manager, name, 4)
+        _sized(scheduler, name, 4)
     [uuid] = factories.uuids(1)
-    [[first, *_]] = manager.select_destinations(
+    [[first, *_]] = scheduler.placer.select_destinations(
         _spec(force_hosts=["H2"]), [uuid])
     assert first.service_host == "h2"
-    [[again, *_]] = manager.select_destinations(
+    [[again, *_]] = scheduler.placer.select_destinations(
         _spec(force_hosts=["H2"]), [uuid])
     assert again.claimed and again.service_host == "h2"
