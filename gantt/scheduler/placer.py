@@ -248,7 +248,7 @@ class Placer:
             self.cache.unreserve(mark)
         LOG.info("Claim for %s on %s failed (%s); trying the next host",
                  decision.consumer_uuid, view.hosts[decision.row], failure)
-        cycle.failed[decision.row] = True
+        cycle.exclude_failed(decision.row)
         self.claims.refresh(decision.allocations, failure,
                             request.instance_group)
         return None

@@ -37,6 +37,8 @@ class CycleState:
         pipeline (None until then)
     :attr failed: rows whose claim failed for the instance being decided
     :attr unfit: tree rows with no fitting layout for it
+    :attr excluding: whether any row is failed or unfit (most passes
+        exclude none, and then skip the masks)
     :attr held: ``{consumer: [(row, resources)]}``: room the instances of
         a retried call hold already, counted as free in the view
     :attr owner: who claims (project, user, server-group rule); the
@@ -50,6 +52,7 @@ class CycleState:
     held: dict = dataclasses.field(default_factory=dict)
     failed: np.ndarray = None
     unfit: np.ndarray = None
+    excluding: bool = False
 
     def __post_init__(self):
         self.next_instance()
@@ -59,6 +62,17 @@ class CycleState:
         host was re-read from the database, and may fit the next one."""
         self.failed = np.zeros(self.view.n, dtype=bool)
         self.unfit = np.zeros(self.view.n, dtype=bool)
+        self.excluding = False
+
+    def exclude_failed(self, row):
+        """The claim on ``row`` failed: not for this instance again."""
+        self.failed[row] = True
+        self.excluding = True
+
+    def exclude_unfit(self, row):
+        """``row``'s tree has no layout for this request's shape."""
+        self.unfit[row] = True
+        self.excluding = True
 
     def afresh(self):
         """This cycle with nothing excluded (to weigh alternates)."""

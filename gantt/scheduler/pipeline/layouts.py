@@ -55,7 +55,7 @@ class TreeLayouts:
         if found is not None:
             return cycle_mod.Decision(consumer_uuid, row, weight, weighing,
                                       found.allocations)
-        cycle.unfit[row] = True
+        cycle.exclude_unfit(row)
         rows, totals = weighing.rows, weighing.totals
         for i in picking.best_first(totals):
             other = int(rows[i])
@@ -70,7 +70,7 @@ class TreeLayouts:
                 return cycle_mod.Decision(consumer_uuid, other,
                                           float(totals[i]), weighing,
                                           allocations)
-            cycle.unfit[other] = True
+            cycle.exclude_unfit(other)
         return None
 
     def solver(self, view, request):

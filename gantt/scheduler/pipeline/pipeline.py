@@ -10,7 +10,7 @@ The pipeline reads a cycle's view and writes nothing but the cycle's
 ``candidates``.
 """
 
-import dataclasses
+import typing
 
 import numpy as np
 
@@ -19,8 +19,7 @@ from gantt.scheduler.pipeline import filters as filters_base
 from gantt.scheduler.pipeline import weighers as weighers_base
 
 
-@dataclasses.dataclass(frozen=True)
-class Ranking:
+class Ranking(typing.NamedTuple):
     """What one pass of the pipeline found.
 
     :attr candidates: stage 1's outcome (its steps when recorded)
@@ -80,16 +79,18 @@ class Pipeline:
 
     def _filter(self, cycle, cands, record):
         """The filters, on the candidates this instance may still use."""
-        failed, unfit = cycle.failed, cycle.unfit
-        mask = cands.mask & ~failed
-        if unfit.any():
-            mask &= ~unfit
+        mask = cands.mask
+        if cycle.excluding:
+            mask = mask & ~cycle.failed & ~cycle.unfit
         request = cycle.request
+        # the runner copies the mask it is given
         outcome = self.filters.run(cycle.view, request, mask,
                                    skip_filters=request.forced,
                                    record=record)
         outcome.removed = list(cands.removed) + outcome.removed
-        outcome.removed.extend(_excluded(cands.mask, failed, unfit))
+        if cycle.excluding:
+            outcome.removed.extend(
+                _excluded(cands.mask, cycle.failed, cycle.unfit))
         return outcome
 
     def _weigh(self, cycle, mask, record):
