@@ -24,7 +24,7 @@ into its schema; ``GET /allocation_candidates``, then ``PUT
 through them).
 
 Gantt side (Gantt venv): the same cloud bulk-inserted into Gantt's schema
-on the same kind of database, a ``SchedulerManager`` that loads its cache
+on the same kind of database, a built ``Scheduler`` that loads its cache
 from it, then ``select_destinations`` in-process for one instance (request,
 candidates, every enabled filter and weigher, the tree solver, the claim
 transaction in the database, the selection; no alternates), the claim
@@ -425,20 +425,21 @@ def gantt_side(args):
 
 
 def _time_gantt(args, url, db, spec, scenario, hosts, sharing):
-    """Load a manager's cache, list every candidate (unless ``sharing``,
+    """Load a worker's cache, list every candidate (unless ``sharing``,
     the sharing providers, is None), then time select_destinations, the
     claim alone and get_allocation_candidates."""
     import uuid as uuidlib
 
     import gantt_env
 
-    from gantt.scheduler import manager as manager_mod
+    from gantt import scheduler as scheduler_mod
 
     conf = gantt_env.make_conf(**{"database.connection": url,
                                   "scheduler.service_down_time": 3600})
-    mgr = manager_mod.SchedulerManager(conf, db)
+    sched = scheduler_mod.build(conf, db)
+    mgr = sched.placer
     started = time.perf_counter()
-    mgr.load_cache()
+    sched.stats.load_cache()
     out = {"load_s": time.perf_counter() - started}
     if sharing is not None:
         every = mgr.get_allocation_candidates(spec, limit=10 ** 6)
@@ -454,9 +455,9 @@ def _time_gantt(args, url, db, spec, scenario, hosts, sharing):
     maps = []
 
     def claim():
-        mgr.claimer.claim(str(uuidlib.uuid4()), maps[next(seq) % len(maps)],
-                          project_id=fleet.PROJECT_ID,
-                          user_id=fleet.USER_ID)
+        sched.claims.claimer.claim(
+            str(uuidlib.uuid4()), maps[next(seq) % len(maps)],
+            project_id=fleet.PROJECT_ID, user_id=fleet.USER_ID)
 
     def candidates():
         mgr.get_allocation_candidates(spec, limit=1000)

@@ -7,8 +7,8 @@ refresh Nova does before every request is timed once and shown apart.
 
 Gantt side (Gantt venv): the same cloud in a worker's host cache, and the
 path ``select_destinations`` takes before its claim: a ``HostView``, then
-``candidates.for_request``, ``manager._filter``, ``manager._weigh`` and
-``manager._pick``. Gantt runs its default filters plus every Nova default
+``candidates.for_request``, then ``Pipeline.rank`` (filters and weighers)
+and ``Picker.pick``. Gantt runs its default filters plus every Nova default
 filter it registers under the same name, and its default weighers plus any
 Nova weigher it registers; both sides print the list they ran.
 
@@ -35,10 +35,10 @@ def gantt_side(args):
     import random
 
     import gantt_env
-    import numpy as np
 
-    from gantt.scheduler import manager as manager_mod
+    from gantt import scheduler as scheduler_mod
     from gantt.scheduler.pipeline import candidates
+    from gantt.scheduler.pipeline import cycle as cycle_mod
     from gantt.scheduler.pipeline import request as request_mod
 
     conf = gantt_env.make_conf()
@@ -53,8 +53,8 @@ def gantt_side(args):
         cloud = fleet.build(n)
         digest = fleet.digest(cloud)
         rss_base = harness.rss_mib()
-        mgr = manager_mod.SchedulerManager(conf, None, clock=lambda: now,
-                                           rng=random.Random(1))
+        mgr = scheduler_mod.build(conf, None, clock=lambda: now,
+                                  rng=random.Random(1)).placer
         gantt_env.fill_cache(mgr.cache, cloud, now)
         request = request_mod.from_spec(
             gantt_env.request_spec(cloud), [fleet.make_uuid(1, 7)],
@@ -63,13 +63,13 @@ def gantt_side(args):
         last = {}
 
         def decide(mgr=mgr, request=request, last=last):
-            view = mgr._view()
-            cands = candidates.for_request(view, request)
-            outcome = mgr._filter(view, request, cands,
-                                  np.zeros(view.n, dtype=bool))
-            row, _weight = mgr._pick(mgr._weigh(view, request,
-                                                outcome.mask))
-            last.update(view=view, outcome=outcome, row=row)
+            view = mgr.view()
+            cycle = cycle_mod.CycleState(
+                request, view,
+                candidates=candidates.for_request(view, request))
+            ranking = mgr.pipeline.rank(cycle)
+            row, _weight = mgr.picker.pick(ranking.weighing)
+            last.update(view=view, outcome=ranking.outcome, row=row)
 
         row = {"n": n, "digest": digest, "build_s": build_s,
                "rss_mib": harness.rss_mib() - rss_base}

@@ -50,13 +50,16 @@ from gantt import conf as gantt_conf
 from gantt import objects
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import request_spec
-from gantt.scheduler import manager as manager_mod
-from gantt.scheduler.pipeline import candidates
+from gantt.scheduler.pipeline import cycle as cycle_mod
 from gantt.scheduler.pipeline import filters as filters_base
+from gantt.scheduler.pipeline import picking
+from gantt.scheduler.pipeline import pipeline as pipeline_mod
+from gantt.scheduler.pipeline import plugins
 from gantt.scheduler.pipeline import request as request_mod
 from gantt.scheduler.pipeline import weighers as weighers_base
 from gantt.scheduler.state import aggregates
 from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import host_view
 
 SEED = 42
 SHAPES = ((32, 131072, 1024, 3), (64, 262144, 2048, 4),
@@ -164,48 +167,54 @@ def make_spec():
                                                   policy="anti-affinity"))
 
 
-def make_manager(conf, cache, vectorised):
-    manager = manager_mod.SchedulerManager(conf, None,
-                                           rng=random.Random(SEED))
-    manager.cache = cache
-    manager.filters = filters_base.FilterRunner(manager.filters.filters,
-                                                vectorised=vectorised)
-    manager.weighers = weighers_base.WeigherRunner(
-        manager.weighers.weighers, vectorised=vectorised)
-    return manager
+class Engine:
+    """The pipeline and picker of a worker, on a prepared cache."""
+
+    def __init__(self, conf, cache, vectorised):
+        self.conf = conf
+        self.cache = cache
+        self.pipeline = pipeline_mod.Pipeline(
+            filters_base.FilterRunner(plugins.load(
+                plugins.FILTERS, conf.filter_scheduler.enabled_filters,
+                conf), vectorised=vectorised),
+            weighers_base.WeigherRunner(plugins.load(
+                plugins.WEIGHERS, conf.filter_scheduler.enabled_weighers,
+                conf), vectorised=vectorised), conf)
+        self.picker = picking.Picker(conf, random.Random(SEED))
 
 
-def prepare(manager, spec, lookup):
+def prepare(engine, spec, lookup):
     """Once per request: validate it, take a view, run the candidates."""
     request = request_mod.from_spec(spec, [_uuid(7, 2)], lookup)
-    view = manager._view()
-    cands = candidates.for_request(view, request, manager.conf)
-    return request, view, cands
+    view = host_view.HostView(engine.cache.table, engine.cache.now(),
+                              engine.conf.scheduler.service_down_time)
+    cycle = cycle_mod.CycleState(request, view)
+    engine.pipeline.candidates(cycle)
+    return (cycle,)
 
 
-def decide(manager, request, view, cands):
+def decide(engine, cycle):
     """One decision (per instance): filters, weighers, pick."""
-    outcome = manager._filter(view, request, cands,
-                              np.zeros(view.n, dtype=bool))
-    weighing = manager._weigh(view, request, outcome.mask)
-    return manager._pick(weighing), int(np.count_nonzero(outcome.mask))
+    ranking = engine.pipeline.rank(cycle)
+    return (engine.picker.pick(ranking.weighing),
+            int(np.count_nonzero(ranking.outcome.mask)))
 
 
-def measure(manager, spec, lookup, seconds, max_reps):
+def measure(engine, spec, lookup, seconds, max_reps):
     """Wall and CPU seconds of each decision, and of each preparation."""
-    prepared = prepare(manager, spec, lookup)
-    decide(manager, *prepared)             # warm-up (and the answer)
+    prepared = prepare(engine, spec, lookup)
+    decide(engine, *prepared)             # warm-up (and the answer)
     times, cpu, prep = [], [], []
     gc.collect()
     deadline = time.perf_counter() + seconds
     while len(times) < max_reps and (len(times) < 3
                                      or time.perf_counter() < deadline):
         started = time.perf_counter()
-        prepared = prepare(manager, spec, lookup)
+        prepared = prepare(engine, spec, lookup)
         prep.append(time.perf_counter() - started)
         started = time.perf_counter()
         started_cpu = time.process_time()
-        (row, _weight), passed = decide(manager, *prepared)
+        (row, _weight), passed = decide(engine, *prepared)
         cpu.append(time.process_time() - started_cpu)
         times.append(time.perf_counter() - started)
     return times, cpu, prep, row, passed
@@ -270,8 +279,8 @@ def main(argv=None):
         for label, vectorised, reps in (
                 ("vectorised", True, args.max_reps),
                 ("per-host", False, args.per_host_max_reps)):
-            manager = make_manager(conf, cache, vectorised)
-            times, cpu, prep, row, passed = measure(manager, spec, lookup,
+            engine = Engine(conf, cache, vectorised)
+            times, cpu, prep, row, passed = measure(engine, spec, lookup,
                                                     args.seconds, reps)
             picks.append(row)
             p50 = statistics.median(times) * 1000

@@ -107,11 +107,11 @@ def _profile_load(url):
 
     import gantt_env
 
-    from gantt.scheduler import manager as manager_mod
+    from gantt import scheduler as scheduler_mod
 
     db = gantt_env.gantt_database(url)
-    mgr = manager_mod.SchedulerManager(
-        gantt_env.make_conf(**{"database.connection": url}), db)
+    mgr = scheduler_mod.build(
+        gantt_env.make_conf(**{"database.connection": url}), db).stats
     before = harness.rss_mib()
     with gantt_env.Profile(os.getpid(), True, rate=100) as prof:
         started = time.perf_counter()

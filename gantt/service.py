@@ -31,11 +31,11 @@ from gantt import rejections
 from gantt import reports
 from gantt import rpc
 from gantt import rpcapi
+from gantt import scheduler as scheduler_mod
 from gantt.db import api as db_api
 from gantt.rpcapi import client as rpc_client
 from gantt.rpcapi import server as rpc_server
 from gantt.rpcapi import validate
-from gantt.scheduler import manager as manager_mod
 from gantt.scheduler.intake import stats_intake
 
 LOG = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class SchedulerWorker(service.ServiceBase):
         self.conf = conf
         self.name = None
         self.notifier = None
-        self.manager = None
+        self.scheduler = None
         self.intake = None
         self.servers = []
         self._stopping = threading.Event()
@@ -74,14 +74,13 @@ class SchedulerWorker(service.ServiceBase):
         self.db = db_api.Database.from_conf(conf)
         transport = rpc.get_transport(conf)
         self.client = rpc_client.SchedulerClient.from_conf(conf, transport)
-        self.manager = manager_mod.SchedulerManager(
-            conf, self.db, worker_name=name,
-            broadcast=self._broadcast)
+        self.scheduler = scheduler_mod.build(
+            conf, self.db, worker_name=name, broadcast=self._broadcast)
         self.limits = validate.Limits.from_conf(conf)
         self.rejection_log = rejections.RejectionLog.from_conf(
             conf, logging.getLogger(rpc.__name__))
         self.intake = stats_intake.StatsIntake(
-            self.manager, rejection_log=self.rejection_log)
+            self.scheduler.stats, rejection_log=self.rejection_log)
         self.notifier = gantt_notifier.SchedulingNotifier.from_conf(conf)
         topic = conf.scheduler.topic
         stats_topic = rpcapi.stats_topic(topic, conf.scheduler.stats_topic)
@@ -102,12 +101,13 @@ class SchedulerWorker(service.ServiceBase):
         self.intake.start()
         for server, pool in self.servers:
             server.start(override_pool_size=pool)
-        self.manager.load_cache()
+        self.scheduler.stats.load_cache()
+        pipeline = self.scheduler.placer.pipeline
         LOG.info("Worker %s serving topic %s, stats on %s, with %d "
                  "host(s); filters: %s; weighers: %s", name, topic,
-                 stats_topic, len(self.manager.cache),
-                 ", ".join(f.name for f in self.manager.filters.filters),
-                 ", ".join(w.name for w in self.manager.weighers.weighers))
+                 stats_topic, len(self.scheduler.stats.cache),
+                 ", ".join(pipeline.filter_names),
+                 ", ".join(pipeline.weigher_names))
         interval = conf.scheduler.usage_sync_interval
         if interval:
             self._sync_thread = threading.Thread(
@@ -121,7 +121,7 @@ class SchedulerWorker(service.ServiceBase):
                                   topic=stats_topic,
                                   server=socket.gethostname())
         return rpc.get_server(
-            bus, target, [rpc_server.StatsEndpoint(self.manager)],
+            bus, target, [rpc_server.StatsEndpoint(self.scheduler)],
             on_reject=self._rejected, limits=self.limits,
             rejection_log=self.rejection_log,
             inline={stats_intake.METHOD: self.intake.take},
@@ -134,7 +134,7 @@ class SchedulerWorker(service.ServiceBase):
                                   server=socket.gethostname())
         return rpc.get_server(
             bus, target, [rpc_server.SchedulerEndpoint(
-                self.manager, notifier=self.notifier)],
+                self.scheduler, notifier=self.notifier)],
             on_reject=self._rejected, limits=self.limits,
             rejection_log=self.rejection_log,
             inline={stats_intake.METHOD: self.intake.offer},
@@ -169,16 +169,14 @@ class SchedulerWorker(service.ServiceBase):
                             "%s", len(usages), exc)
 
     def _rejected(self, method, reason):
-        self.manager.counters.add("messages_rejected")
+        self.scheduler.counters.add("messages_rejected")
 
     def _sync_loop(self, interval):
         while not self._stopping.wait(interval):
             try:
-                self.manager.sync_usage()
                 # lost aggregates_changed / providers_changed casts are
                 # repaired here too
-                self.manager.reload_aggregates()
-                self.manager.reload_providers()
+                self.scheduler.stats.resync()
             except Exception:
                 LOG.exception("Usage sync failed; will retry in %ds",
                               interval)

@@ -1,7 +1,8 @@
-"""SchedulerEndpoint: unpacks RPC calls and hands them to the manager.
+"""SchedulerEndpoint: unpacks RPC calls and hands them to the services.
 
 No scheduling logic lives here: each method checks that its arguments are
-the objects the wire contract promises and calls the manager. Every error a
+the objects the wire contract promises and calls exactly one method of one
+service of the worker's :class:`~gantt.scheduler.Scheduler`. Every error a
 caller can act on is listed in ``expected_exceptions`` so that it reaches
 the caller as its own type and is not logged as a server fault.
 """
@@ -65,18 +66,18 @@ class SchedulerEndpoint:
     # calls at their own version, so older servers keep serving them
     target = messaging.Target(version=rpcapi.RPC_API_VERSION)
 
-    def __init__(self, manager, ready_timeout=120, notifier=None):
-        self.manager = manager
+    def __init__(self, scheduler, ready_timeout=120, notifier=None):
+        self.scheduler = scheduler
         self.ready_timeout = ready_timeout
         self.notifier = notifier or gantt_notifier.SchedulingNotifier()
 
     def _wait_ready(self):
         # a worker serves calls only once its cache is loaded
-        self.manager.ready.wait(self.ready_timeout)
+        self.scheduler.ready.wait(self.ready_timeout)
 
     @rpc.expected_exceptions(exception.InvalidRequest)
     def update_resource_stats(self, ctxt, compute_node):
-        self.manager.update_resource_stats(
+        self.scheduler.stats.update_resource_stats(
             _expect(compute_node, compute_node_obj.ComputeNode,
                     "compute_node"))
 
@@ -89,7 +90,7 @@ class SchedulerEndpoint:
         self._wait_ready()
         self.notifier.start(ctxt, spec, uuids)
         try:
-            lists = self.manager.select_destinations(
+            lists = self.scheduler.placer.select_destinations(
                 spec, uuids, return_alternates=bool(return_alternates),
                 replace=_expect_flag(replace, "replace"))
         except _CALL_ERRORS as exc:
@@ -108,29 +109,30 @@ class SchedulerEndpoint:
             raise exception.InvalidRequest(reason="instance_uuid must be a "
                                                   "string")
         self._wait_ready()
-        return self.manager.reclaim(instance_uuid, failed_selection, alts)
+        return self.scheduler.claims.reclaim(instance_uuid, failed_selection,
+                                             alts)
 
     @rpc.expected_exceptions(*_CALL_ERRORS)
     def release(self, ctxt, consumer_uuid):
         if not isinstance(consumer_uuid, str):
             raise exception.InvalidRequest(reason="consumer_uuid must be a "
                                                   "string")
-        return self.manager.release(consumer_uuid)
+        return self.scheduler.claims.release(consumer_uuid)
 
     @rpc.expected_exceptions(exception.InvalidRequest)
     def get_host_states(self, ctxt, hosts=None):
         if hosts is not None:
             hosts = _expect_uuids(hosts, "hosts")
         self._wait_ready()
-        return self.manager.get_host_states(hosts)
+        return self.scheduler.operator.get_host_states(hosts)
 
     @rpc.expected_exceptions(exception.InvalidRequest)
     def get_statistics(self, ctxt):
-        return self.manager.get_statistics()
+        return self.scheduler.operator.get_statistics()
 
     @rpc.expected_exceptions(exception.InvalidRequest)
     def provider_usage_changed(self, ctxt, usages):
-        self.manager.apply_peer_usage(
+        self.scheduler.stats.apply_peer_usage(
             _expect_list(usages, usage_obj.ProviderUsage, "usages"))
 
     # -- 1.2 --------------------------------------------------------------
@@ -144,11 +146,11 @@ class SchedulerEndpoint:
             raise exception.InvalidRequest(
                 reason="limit must be a non-negative integer")
         self._wait_ready()
-        return self.manager.explain(spec, limit=limit)
+        return self.scheduler.operator.explain(spec, limit=limit)
 
     @rpc.expected_exceptions(exception.InvalidRequest)
     def set_aggregate(self, ctxt, aggregate):
-        return self.manager.set_aggregate(
+        return self.scheduler.operator.set_aggregate(
             _expect(aggregate, aggregate_obj.Aggregate, "aggregate"))
 
     @rpc.expected_exceptions(exception.InvalidRequest)
@@ -156,17 +158,17 @@ class SchedulerEndpoint:
         if not isinstance(aggregate_uuid, str):
             raise exception.InvalidRequest(
                 reason="aggregate_uuid must be a string")
-        return self.manager.delete_aggregate(aggregate_uuid)
+        return self.scheduler.operator.delete_aggregate(aggregate_uuid)
 
     @rpc.expected_exceptions(exception.InvalidRequest)
     def get_aggregates(self, ctxt):
-        return self.manager.get_aggregates()
+        return self.scheduler.operator.get_aggregates()
 
     def aggregates_changed(self, ctxt):
         # a cast: nobody to answer; a worker that cannot read the database
         # now keeps its aggregates until the next change or restart
         try:
-            self.manager.reload_aggregates()
+            self.scheduler.operator.reload_aggregates()
         except Exception as exc:
             LOG.warning("Could not reload the aggregates: %s", exc)
 
@@ -177,11 +179,12 @@ class SchedulerEndpoint:
     def report_resource_stats(self, ctxt, compute_node, force=False):
         node = _expect(compute_node, compute_node_obj.ComputeNode,
                        "compute_node")
-        return self.manager.report_resource_stats(node, force=bool(force))
+        return self.scheduler.stats.report_resource_stats(
+            node, force=bool(force))
 
     @rpc.expected_exceptions(exception.InvalidRequest)
     def update_provider(self, ctxt, report):
-        return self.manager.update_provider(
+        return self.scheduler.stats.update_provider(
             _expect(report, provider_obj.ProviderReport, "report"))
 
     @rpc.expected_exceptions(exception.InvalidRequest,
@@ -190,12 +193,12 @@ class SchedulerEndpoint:
         if not isinstance(provider_uuid, str):
             raise exception.InvalidRequest(
                 reason="provider_uuid must be a string")
-        return self.manager.delete_provider(provider_uuid)
+        return self.scheduler.stats.delete_provider(provider_uuid)
 
     def providers_changed(self, ctxt):
         # a cast from the worker that stored a standalone provider
         try:
-            self.manager.reload_providers()
+            self.scheduler.stats.reload_providers()
         except Exception as exc:
             LOG.warning("Could not reload the standalone providers: %s", exc)
 
@@ -206,12 +209,12 @@ class SchedulerEndpoint:
     def reset_report_sequence(self, ctxt, host):
         if not isinstance(host, str):
             raise exception.InvalidRequest(reason="host must be a string")
-        return self.manager.reset_report_sequence(host)
+        return self.scheduler.stats.reset_report_sequence(host)
 
     def report_sequence_reset(self, ctxt, provider_uuid):
         # a cast from the worker that reset a host's stored sequence
         if isinstance(provider_uuid, str):
-            self.manager.cache.reset_sequence(provider_uuid)
+            self.scheduler.stats.forget_report_sequence(provider_uuid)
 
     @rpc.expected_exceptions(*_CALL_ERRORS)
     def get_allocation_candidates(self, ctxt, request_spec, limit=1000):
@@ -222,7 +225,8 @@ class SchedulerEndpoint:
             raise exception.InvalidRequest(
                 reason="limit must be a positive integer")
         self._wait_ready()
-        return self.manager.get_allocation_candidates(spec, limit=limit)
+        return self.scheduler.placer.get_allocation_candidates(
+            spec, limit=limit)
 
     @rpc.expected_exceptions(*_CALL_ERRORS,
                                    exception.CapacityExceeded)
@@ -232,7 +236,7 @@ class SchedulerEndpoint:
         request = _expect(allocation_request,
                           selection_obj.AllocationRequest,
                           "allocation_request")
-        return self.manager.claim_allocations(
+        return self.scheduler.claims.claim_allocations(
             consumer_uuid, request, project_id=project_id, user_id=user_id)
 
     @rpc.expected_exceptions(*_CALL_ERRORS)
@@ -243,20 +247,21 @@ class SchedulerEndpoint:
         _expect_uuids([instance_uuid, migration_uuid],
                       "instance_uuid/migration_uuid")
         self._wait_ready()
-        return self.manager.move_claim(
+        return self.scheduler.placer.move_claim(
             spec, instance_uuid, migration_uuid,
             return_alternates=bool(return_alternates))
 
     @rpc.expected_exceptions(*_CALL_ERRORS)
     def confirm_move(self, ctxt, migration_uuid):
         _expect_uuids([migration_uuid], "migration_uuid")
-        return self.manager.confirm_move(migration_uuid)
+        return self.scheduler.claims.confirm_move(migration_uuid)
 
     @rpc.expected_exceptions(*_CALL_ERRORS)
     def revert_move(self, ctxt, instance_uuid, migration_uuid):
         _expect_uuids([instance_uuid, migration_uuid],
                       "instance_uuid/migration_uuid")
-        return self.manager.revert_move(instance_uuid, migration_uuid)
+        return self.scheduler.claims.revert_move(instance_uuid,
+                                                 migration_uuid)
 
 
 class StatsEndpoint:
@@ -271,11 +276,11 @@ class StatsEndpoint:
 
     target = messaging.Target(version=SchedulerEndpoint.target.version)
 
-    def __init__(self, manager):
-        self.manager = manager
+    def __init__(self, scheduler):
+        self.scheduler = scheduler
 
     @rpc.expected_exceptions(exception.InvalidRequest)
     def update_resource_stats(self, ctxt, compute_node):
-        self.manager.update_resource_stats(
+        self.scheduler.stats.update_resource_stats(
             _expect(compute_node, compute_node_obj.ComputeNode,
                     "compute_node"))

@@ -1,1 +1,101 @@
-"""The scheduling engine: host cache, request, pipeline stages and claims."""
+"""The scheduling engine: one worker's services, wired here.
+
+    agents' reports -> StatsService (intake/) -> database -> HostStateCache
+    request -> Placer: Pipeline.rank (candidates -> filters -> weighers)
+            -> pick -> layout -> ClaimService (database, cache, peers)
+            -> selections [claimed, alternates...]
+    operators -> OperatorService (aggregates, host states, statistics,
+                 explain)
+
+:func:`build` is the composition root: it makes the services in
+dependency order and says, for each wire, why it is there. The RPC
+endpoint holds the :class:`Scheduler` it returns and calls one service
+method per RPC method. Nothing here touches oslo.messaging (the worker
+hands in a ``broadcast`` callable).
+"""
+
+import dataclasses
+import random
+import threading
+import time
+
+from gantt.scheduler import claims as claims_mod
+from gantt.scheduler import counters as counters_mod
+from gantt.scheduler import intake
+from gantt.scheduler import lookups
+from gantt.scheduler import operator as operator_mod
+from gantt.scheduler import placer as placer_mod
+from gantt.scheduler.pipeline import filters as filters_base
+from gantt.scheduler.pipeline import layouts as layouts_mod
+from gantt.scheduler.pipeline import picking
+from gantt.scheduler.pipeline import pipeline as pipeline_mod
+from gantt.scheduler.pipeline import plugins
+from gantt.scheduler.pipeline import weighers as weighers_base
+from gantt.scheduler.pipeline.filters import resources as resource_filter
+from gantt.scheduler.state import host_cache
+
+
+@dataclasses.dataclass(frozen=True)
+class Scheduler:
+    """One worker's services: what the RPC endpoints hold."""
+
+    stats: intake.StatsService
+    placer: placer_mod.Placer
+    claims: claims_mod.ClaimService
+    operator: operator_mod.OperatorService
+    counters: counters_mod.Counters
+    ready: threading.Event
+
+
+def build(conf, db, *, broadcast=None, clock=time.time,
+          worker_name="gantt", rng=None):
+    """The worker's services, wired.
+
+    :param db: a :class:`~gantt.db.api.Database` (None for in-memory
+        benchmarks that never claim)
+    :param broadcast: ``broadcast([ProviderUsage])`` tells the peers of a
+        committed claim; None tells nobody
+    :param clock: the cache's clock (tests and benchmarks fix it)
+    :param rng: the random source of picking (tests fix it)
+    """
+    # the one copy of the world every service reads or writes; its clock
+    # decides which hosts are up
+    cache = host_cache.HostStateCache(clock)
+    # every service counts into the same statistics
+    counters = counters_mod.Counters()
+    # set once the cache is loaded: the endpoint answers only then
+    ready = threading.Event()
+    # read-only questions (group hosts, held allocations) for requests
+    # and claims
+    lookup = lookups.DatabaseLookup(db)
+    # the only writer of allocations: publishes each change to the cache,
+    # then to the peers, before it returns
+    claims = claims_mod.ClaimService(conf, db, cache, lookup, broadcast)
+    # the enabled plugins, in the operator's order, ranked in one place
+    weighers = weighers_base.WeigherRunner(plugins.load(
+        plugins.WEIGHERS, conf.filter_scheduler.enabled_weighers, conf))
+    pipeline = pipeline_mod.Pipeline(filters_base.FilterRunner(plugins.load(
+        plugins.FILTERS, conf.filter_scheduler.enabled_filters, conf)),
+        weighers, conf)
+    # Placement's allocation candidates: the resource rule alone, no Nova
+    # filter, the same weighers
+    fit_pipeline = pipeline_mod.Pipeline(filters_base.FilterRunner(
+        [resource_filter.ResourceFilter(conf)]), weighers, conf)
+    # decides through the pipeline, claims through the claim service; the
+    # reservations it marks in the cache keep this worker's concurrent
+    # requests apart
+    placer = placer_mod.Placer(
+        conf, cache, pipeline, picking.Picker(conf, rng or random.Random()),
+        layouts_mod.TreeLayouts(), claims, lookup, counters,
+        fit_pipeline=fit_pipeline)
+    # explain asks the placer for a cycle and its pipeline (nothing
+    # claimed); statistics read the claim service's lost races
+    operator = operator_mod.OperatorService(
+        conf, db, cache, counters, claims=claims, placer=placer,
+        worker_name=worker_name)
+    # reports and providers into the cache; at start-up the operator's
+    # aggregates come first, so that hosts join them as they are loaded
+    stats = intake.StatsService(conf, db, cache, counters, ready,
+                                load_aggregates=operator.reload_aggregates)
+    return Scheduler(stats=stats, placer=placer, claims=claims,
+                     operator=operator, counters=counters, ready=ready)

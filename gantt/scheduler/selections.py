@@ -66,3 +66,46 @@ def alternates(view, rows, weights, claimed_row, count):
         same_cell = same_cell[best]
     same_cell = same_cell[np.argsort(-weights[same_cell], kind="stable")]
     return [(int(rows[i]), float(weights[i])) for i in same_cell]
+
+
+def for_decision(cycle, decision, layouts, count, weighing=None):
+    """``[claimed, alternates…]`` for one decision.
+
+    :param layouts: the TreeLayouts that solve tree alternates
+    :param count: how many alternates at most
+    :param weighing: the Weighing to take alternates from; by default the
+        one the decision was picked from
+    """
+    view, resources = cycle.view, cycle.request.resources
+    chosen = build(view, decision.row, decision.consumer_uuid, resources,
+                   decision.weight, claimed=True,
+                   allocations=decision.allocations)
+    if count <= 0:
+        return [chosen]
+    weighing = weighing if weighing is not None else decision.weighing
+    return [chosen] + _alternates(cycle, decision, layouts, count, weighing)
+
+
+def _alternates(cycle, decision, layouts, count, weighing):
+    view, rows = cycle.view, weighing.rows
+    trees = view.tree_rows()
+    # a tree alternate needs its own allocation and may not fit: look a
+    # little further down the list for those
+    wanted = count * 3 if trees[rows].any() else count
+    result = []
+    solve = None
+    for alt, alt_weight in alternates(view, rows, weighing.totals,
+                                      decision.row, wanted):
+        alt_allocation = None
+        if trees[alt]:
+            solve = solve or layouts.solver(view, cycle.request)
+            found = solve(alt)
+            if found is None:
+                continue
+            alt_allocation = found.allocations
+        result.append(build(
+            view, alt, decision.consumer_uuid, cycle.request.resources,
+            alt_weight, claimed=False, allocations=alt_allocation))
+        if len(result) >= count:
+            break
+    return result

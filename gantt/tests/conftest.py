@@ -28,12 +28,12 @@ def sqlite_db():
 
 
 @pytest.fixture
-def manager(conf, sqlite_db):
-    """A SchedulerManager on SQLite with an empty, ready cache."""
-    from gantt.scheduler import manager as manager_mod
+def scheduler(conf, sqlite_db):
+    """A worker's Scheduler on SQLite with an empty, ready cache."""
+    from gantt import scheduler as scheduler_mod
     conf.set_override("connection", sqlite_db.url, "database")
-    mgr = manager_mod.SchedulerManager(conf, sqlite_db)
-    mgr.load_cache()
+    mgr = scheduler_mod.build(conf, sqlite_db)
+    mgr.stats.load_cache()
     return mgr
 
 

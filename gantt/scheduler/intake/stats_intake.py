@@ -11,7 +11,7 @@
     drain()
         ─▶ unchanged ─▶ host cache
         ─▶ new, changed, persist due ─▶ to_store[uuid] ─▶ storing thread
-              ─▶ SchedulerManager.update_resource_stats (database, cache)
+              ─▶ StatsService.update_resource_stats (database, cache)
 
 A worker takes thousands of full reports a second, and most of them only
 say again what the cache holds with a higher ``report_sequence``. Going
@@ -41,7 +41,7 @@ messaging threads also need; here a report costs a fraction of that:
 * **The database never blocks a listener.** A report that is new, changed,
   or due to refresh the stored liveness time (``[scheduler]
   report_persist_interval``) goes through
-  ``SchedulerManager.update_resource_stats`` as before, on a storing
+  ``StatsService.update_resource_stats`` as before, on a storing
   thread of its own (one report per host at a time, the newest).
 
 Malformed input is rejected with a reason (one WARNING line ``Rejected
@@ -404,16 +404,16 @@ class StatsIntake:
     do not drain (:meth:`offer`), the other writes the reports that must
     go to the database, so that no listener ever waits on it.
 
-    :param manager: the worker's SchedulerManager (its cache, counters,
+    :param stats: the worker's StatsService (its cache, counters,
         configuration and full report path)
     """
 
-    def __init__(self, manager, rejection_log=None):
-        self.manager = manager
-        self._limits = validate.Limits.from_conf(manager.conf)
+    def __init__(self, stats, rejection_log=None):
+        self.stats = stats
+        self._limits = validate.Limits.from_conf(stats.conf)
         self._log = rejection_log or rejections.default(__name__)
-        self._cache = manager.cache
-        self._counters = manager.counters
+        self._cache = stats.cache
+        self._counters = stats.counters
         self._lock = threading.Lock()
         # uuid -> _Pending: to apply to the cache / to store first
         self._pending = {}
@@ -507,7 +507,7 @@ class StatsIntake:
                         batch, self._pending = self._pending, {}
                     if not batch:
                         break
-                    interval = (self.manager.conf.scheduler
+                    interval = (self.stats.conf.scheduler
                                 .report_persist_interval)
                     for entry in batch.values():
                         self._apply(entry, interval)
@@ -533,7 +533,8 @@ class StatsIntake:
 
     def _queue_store(self, entry):
         """New, changed, or time to refresh the stored liveness: the
-        manager's full path (database, then cache) on the storing thread."""
+        stats service's full path (database, then cache) on the storing
+        thread."""
         uuid = entry.report.uuid
         with self._lock:
             held = self._to_store.get(uuid)
@@ -550,7 +551,7 @@ class StatsIntake:
             node = entry.node
             if node is None:
                 node = deserialize(entry.primitive)
-            self.manager.update_resource_stats(node)
+            self.stats.update_resource_stats(node)
         except exception.HostNameTaken:
             pass        # counted and logged (at a bounded rate) already
         except exception.InvalidRequest as exc:

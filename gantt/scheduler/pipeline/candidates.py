@@ -35,9 +35,11 @@ def for_request(view, request, conf=None, record=False):
         gone = before & ~keep
         removed = int(np.count_nonzero(gone))
         if removed:
-            outcome.removed.append((label, removed))
+            removal = filters_base.Removal(label, removed)
+            outcome.removed.append(removal)
             if record:
-                outcome.steps.append((label, [(label, removed)], gone))
+                outcome.steps.append(
+                    filters_base.Step(label, [removal], gone))
     return outcome
 
 
@@ -82,7 +84,7 @@ def _group_steps(view, request):
     only by what no layout can do without (a required trait that no
     provider of the tree has, and no sharing provider of the cloud), and
     the allocation-candidates solver decides the rest when they are picked
-    (see ``manager``).
+    (see :mod:`.layouts`).
     """
     tree = view.tree_rows()
     for trait in sorted(request.root_required):

@@ -76,6 +76,30 @@ class GroupState:
     def is_hard(self):
         return self.policy in _HARD_POLICIES
 
+    def add_member(self, host):
+        """One more member of this request placed on ``host``."""
+        self.hosts[host] += 1
+
+    def remove_member(self, host):
+        """One member fewer on ``host`` (a member counted out of its own
+        group: a retried claim, a moving instance)."""
+        if self.hosts.get(host):
+            self.hosts[host] -= 1
+            if not self.hosts[host]:
+                del self.hosts[host]
+
+    def remove_members(self, hosts):
+        """Undo :meth:`add_member` for each of ``hosts`` (decisions that
+        were not claimed)."""
+        self.hosts.subtract(hosts)
+        for host in [h for h, n in self.hosts.items() if n <= 0]:
+            del self.hosts[host]
+
+    def reset(self, hosts):
+        """Where the members are now, as the database says."""
+        self.hosts.clear()
+        self.hosts.update(hosts)
+
 
 class Ledger:
     """What the instances of one request placed so far take of their
@@ -521,3 +545,37 @@ def _tree_options(spec, groups):
             reason="root traits both required and forbidden: %s"
                    % ",".join(sorted(both)))
     return tuple(same_subtree), root_required, root_forbidden
+
+
+def validate_allocation_request(allocation_request):
+    """An AllocationRequest checked: ``{provider: {class: amount}}``.
+
+    :raises: InvalidRequest
+    """
+    result = {}
+    for item in allocation_request.allocations:
+        if item.resource_provider_uuid in result:
+            raise exception.InvalidRequest(
+                reason="provider %s appears twice in the allocation request"
+                       % item.resource_provider_uuid)
+        result[item.resource_provider_uuid] = _allocation_amounts(item)
+    if not result:
+        raise exception.InvalidRequest(reason="the allocation request is "
+                                              "empty")
+    return result
+
+
+def _allocation_amounts(item):
+    amounts = {}
+    for rc, amount in item.resources.items():
+        validate_resource_class(rc)
+        if amount <= 0:
+            raise exception.InvalidRequest(
+                reason="%s: amounts must be positive, got %d"
+                       % (rc, amount))
+        amounts[rc] = amount
+    if not amounts:
+        raise exception.InvalidRequest(
+            reason="provider %s is given no resources"
+            % item.resource_provider_uuid)
+    return amounts

@@ -238,6 +238,29 @@ class HostView:
             if col is not None:
                 slot[col] = slot.get(col, 0) + amount
 
+    def note_claim(self, row, resources, generations, held=()):
+        """Make this view count a claim committed by this request.
+
+        The claim's usage (with its generation) went into the cache's
+        table, which the view reads live: counting it again would halve
+        the room later instances see. Only if this view's table missed it
+        (the cache swapped in a grown table first) does the view count
+        the claim itself.
+
+        :param generations: ``{provider uuid: generation}`` the claim
+            committed
+        :param held: ``[(row, resources)]`` an old claim this one replaced:
+            once the table shows it released, the view's own allowance
+            for it (see :meth:`consume` with negative amounts) must go
+        """
+        seen = generations.get(self.uuids[row])
+        if seen is not None and self.table.generation[row] < seen:
+            self.consume(row, resources)
+        for old_row, old in held:
+            seen = generations.get(self.uuids[old_row])
+            if seen is not None and self.table.generation[old_row] >= seen:
+                self.consume(old_row, old)
+
     # -- provider trees ---------------------------------------------------
 
     def tree_rows(self):

@@ -215,7 +215,7 @@ def bad_messages(draw):
                                         ""]))
     elif how == "method":
         method = draw(st.sampled_from(["no_such_method", "target",
-                                       "manager", "_wait_ready", "",
+                                       "scheduler", "_wait_ready", "",
                                        "x" * 300]))
     elif how == "context":
         ctxt = draw(st.sampled_from([{"roles": "admin"},

@@ -28,15 +28,16 @@ from oslo_config import cfg
 
 from gantt import conf as gantt_conf
 from gantt import objects
+from gantt import scheduler as scheduler_mod
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import request_spec as rs_obj
-from gantt.scheduler import manager as manager_mod
 from gantt.scheduler.pipeline import candidates
 from gantt.scheduler.pipeline import filters as filters_base
 from gantt.scheduler.pipeline import plugins
 from gantt.scheduler.pipeline import request as request_mod
 from gantt.scheduler.state import aggregates as aggregates_mod
 from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import host_view
 from gantt.scheduler.state import numa
 from gantt.scheduler.state import pci
 from gantt.tests.nova_diff import requests
@@ -143,14 +144,15 @@ class Lookup:
 
 
 class GanttWorld:
-    """One world in a HostStateCache behind a SchedulerManager."""
+    """One world in the HostStateCache of a worker's Scheduler."""
 
     def __init__(self, world, filter_names):
         self.world = world
         self.conf = make_conf(world, filter_names)
-        self.manager = manager_mod.SchedulerManager(
+        self.scheduler = scheduler_mod.build(
             self.conf, None, clock=lambda: NOW, rng=random.Random(0))
-        cache = self.manager.cache
+        self.pipeline = self.scheduler.placer.pipeline
+        self.cache = cache = self.scheduler.stats.cache
         for h in world.hosts:
             cache.apply_report(_report(h))
             usage = {"VCPU": h.vcpus_used, "MEMORY_MB": h.ram_used,
@@ -164,14 +166,16 @@ class GanttWorld:
                 hosts=[h.name for h in world.hosts
                        if a.name in h.aggregates])
             for a in world.aggregates]))
-        self.filters = {f.name: f for f in self.manager.filters.filters}
+        self.filters = {f.name: f for f in self.pipeline.filters.filters}
 
     def request(self, req):
         """The ResourceRequest and a fresh view (InvalidRequest raises)."""
         spec = request_spec(req)
         request = request_mod.from_spec(spec, [INSTANCE_UUID],
                                         Lookup(self.world, req))
-        return request, self.manager._view()
+        return request, host_view.HostView(
+            self.cache.table, self.cache.now(),
+            self.conf.scheduler.service_down_time)
 
     def _names(self, view, mask):
         return {str(h) for h in view.hosts[mask]}
@@ -186,7 +190,7 @@ class GanttWorld:
         cands = candidates.for_request(view, request, self.conf)
         runner = filters_base.FilterRunner(
             plugins.load(plugins.FILTERS, names, self.conf))
-        # forced hosts skip the filters but capacity (manager._filter)
+        # forced hosts skip the filters but capacity (Pipeline.rank)
         return self._names(view, runner.run(
             view, request, cands.mask, skip_filters=request.forced).mask)
 
@@ -195,12 +199,12 @@ class GanttWorld:
         scheduler picks from."""
         mask = view.rows_of_hosts(hosts)
         rows = np.flatnonzero(mask)
-        _totals, parts = self.manager.weighers.run(view, request, rows,
-                                                   mask=mask)
+        _totals, parts = self.pipeline.weighers.run(view, request, rows,
+                                                    mask=mask)
         names = [str(view.hosts[r]) for r in rows]
         out = {name: dict(zip(names, (float(v) for v in part), strict=True))
                for name, part in parts.items()}
-        weighing = self.manager._weigh(view, request, mask)
+        weighing = self.pipeline.weighers.weigh(view, request, mask)
         totals = dict(zip(names, (float(t) for t in weighing.totals),
                           strict=True))
         return out, totals

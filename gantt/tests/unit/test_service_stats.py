@@ -88,8 +88,8 @@ def test_stopping_applies_what_was_taken(worker):
     worker.start()
     worker.intake.take(factories.compute_node_obj(
         "host1", sequence=5).obj_to_primitive())
-    assert len(worker.manager.cache) == 0
+    assert len(worker.scheduler.stats.cache) == 0
     worker.stop()
-    assert [s.report_sequence for s in worker.manager.get_host_states()] \
-        == [5]
+    states = worker.scheduler.operator.get_host_states()
+    assert [s.report_sequence for s in states] == [5]
     assert [what for what, _bus, _topic in worker.log].count("stop") == 2

@@ -8,6 +8,7 @@ checks every built-in filter).
 """
 
 import dataclasses
+import typing
 
 import numpy as np
 
@@ -50,21 +51,36 @@ class BaseFilter:
         return True
 
 
+class Removal(typing.NamedTuple):
+    """How many hosts one filter (or one cause) removed."""
+
+    label: str
+    count: int
+
+
+class Step(typing.NamedTuple):
+    """One recorded step (explain): its removals and the rows it removed."""
+
+    name: str
+    removals: list            # of Removal
+    rows: np.ndarray          # boolean over the view's rows
+
+
 @dataclasses.dataclass
 class FilterOutcome:
     """Which rows passed, and how many each filter (or cause) removed."""
 
     mask: np.ndarray
     considered: int
-    # (label, count) in the order the filters ran
+    # Removal per filter (or cause), in the order the filters ran
     removed: list = dataclasses.field(default_factory=list)
-    # when recording (explain): (name, labels, removed rows) per step
+    # when recording (explain): a Step per filter that removed hosts
     steps: list = dataclasses.field(default_factory=list)
 
     def summary(self):
         """"0 of 500 hosts available: 320 lacked MEMORY_MB, 180 …"."""
-        parts = ["%d %s" % (count, label) for label, count in self.removed
-                 if count]
+        parts = ["%d %s" % (r.count, r.label) for r in self.removed
+                 if r.count]
         head = "%d of %d hosts available" % (int(self.mask.sum()),
                                              self.considered)
         return head + (": " + ", ".join(parts) if parts else "")
@@ -109,13 +125,14 @@ class FilterRunner:
                 continue
             detail = flt.explain(view, request, removed)
             if detail:
-                labels = sorted(((label, n) for label, n in detail.items()
-                                 if n), key=lambda kv: -kv[1])
+                labels = sorted((Removal(label, n)
+                                 for label, n in detail.items() if n),
+                                key=lambda r: -r.count)
             else:
-                labels = [(flt.name, count)]
+                labels = [Removal(flt.name, count)]
             outcome.removed.extend(labels)
             if record:
-                outcome.steps.append((flt.name, labels, removed))
+                outcome.steps.append(Step(flt.name, labels, removed))
         return outcome
 
     @staticmethod

@@ -8,78 +8,81 @@ from gantt.db import audit
 from gantt.tests import factories
 
 
-def _claim(manager, host, count=1):
+def _claim(scheduler, host, count=1):
     spec = factories.request(force_hosts=[host])
-    return [s[0].consumer_uuid for s in manager.select_destinations(
+    return [s[0].consumer_uuid for s in scheduler.placer.select_destinations(
         spec, factories.uuids(count))]
 
 
-def _report(manager, host, instances):
-    manager.update_resource_stats(factories.compute_node_obj(
+def _report(scheduler, host, instances):
+    scheduler.stats.update_resource_stats(factories.compute_node_obj(
         host, instance_uuids=instances))
 
 
-def test_allocations_missing_from_their_host_are_orphans(manager):
-    _report(manager, "listed", [])
-    _report(manager, "silent", None)        # a 1.0 agent: never judged
-    built, lost = _claim(manager, "listed", 2)
-    [unknown] = _claim(manager, "silent")
+def test_allocations_missing_from_their_host_are_orphans(scheduler):
+    _report(scheduler, "listed", [])
+    _report(scheduler, "silent", None)        # a 1.0 agent: never judged
+    built, lost = _claim(scheduler, "listed", 2)
+    [unknown] = _claim(scheduler, "silent")
     # the agent reports after the claims: it runs one of the two
-    _report(manager, "listed", [built])
-    orphans = audit.find_orphans(manager.db, grace_seconds=0)
+    _report(scheduler, "listed", [built])
+    orphans = audit.find_orphans(scheduler.stats.db, grace_seconds=0)
     assert [(o.consumer_uuid, o.host) for o in orphans] == [(lost, "listed")]
     assert orphans[0].resources == {"VCPU": 1, "MEMORY_MB": 2048,
                                     "DISK_GB": 20}
     assert unknown not in {o.consumer_uuid for o in orphans}
 
 
-def test_a_claim_within_the_grace_period_is_not_an_orphan(manager):
-    _report(manager, "listed", [])
-    _claim(manager, "listed")
-    _report(manager, "listed", [])
-    assert audit.find_orphans(manager.db, grace_seconds=3600) == []
+def test_a_claim_within_the_grace_period_is_not_an_orphan(scheduler):
+    _report(scheduler, "listed", [])
+    _claim(scheduler, "listed")
+    _report(scheduler, "listed", [])
+    assert audit.find_orphans(scheduler.stats.db, grace_seconds=3600) == []
 
 
-def test_a_move_source_is_judged_by_its_instance(manager):
+def test_a_move_source_is_judged_by_its_instance(scheduler):
     # during a move the source host still runs (and lists) the instance
     # while the migration consumer holds its allocations
-    _report(manager, "src", [])
-    _report(manager, "dst", [])
-    [instance] = _claim(manager, "src")
-    [lost] = _claim(manager, "src")
+    _report(scheduler, "src", [])
+    _report(scheduler, "dst", [])
+    [instance] = _claim(scheduler, "src")
+    [lost] = _claim(scheduler, "src")
     migration = factories.uuids(1)[0]
-    manager.move_claim(factories.request(force_hosts=["dst"]), instance,
-                       migration)
-    _report(manager, "src", [instance])
-    _report(manager, "dst", [instance])
-    orphans = audit.find_orphans(manager.db, grace_seconds=0)
+    scheduler.placer.move_claim(
+        factories.request(force_hosts=["dst"]), instance,
+        migration)
+    _report(scheduler, "src", [instance])
+    _report(scheduler, "dst", [instance])
+    orphans = audit.find_orphans(scheduler.stats.db, grace_seconds=0)
     assert [o.consumer_uuid for o in orphans] == [lost]
     # once the instance is gone from the source, the source is an orphan
-    _report(manager, "src", [])
-    orphans = audit.find_orphans(manager.db, grace_seconds=0)
+    _report(scheduler, "src", [])
+    orphans = audit.find_orphans(scheduler.stats.db, grace_seconds=0)
     assert {o.consumer_uuid for o in orphans} == {lost, migration}
     # a confirmed move's row no longer covers anything
-    manager.confirm_move(migration)
-    assert audit.find_orphans(manager.db, grace_seconds=0)[0].consumer_uuid \
+    scheduler.claims.confirm_move(migration)
+    assert audit.find_orphans(
+        scheduler.stats.db, grace_seconds=0)[0].consumer_uuid \
         == lost
 
 
-def test_audit_reports_then_deletes_only_when_asked(manager, conf, capsys):
+def test_audit_reports_then_deletes_only_when_asked(scheduler, conf, capsys):
     # an unchanged report is stored only every report_persist_interval; the
     # audit judges by the stored report time, so store every report here
     conf.set_override("report_persist_interval", 0, "scheduler")
-    _report(manager, "listed", [])
-    [lost] = _claim(manager, "listed")
-    _report(manager, "listed", [])
-    argv = ["--config-file", _conf_file(manager.db.url), "allocations",
+    _report(scheduler, "listed", [])
+    [lost] = _claim(scheduler, "listed")
+    _report(scheduler, "listed", [])
+    argv = ["--config-file", _conf_file(scheduler.stats.db.url), "allocations",
             "audit", "--grace", "0"]
     assert manage.main(argv) == 3
     out = capsys.readouterr().out
     assert lost in out and "--delete" in out
-    assert audit.find_orphans(manager.db, 0)       # nothing was changed
+    assert audit.find_orphans(
+        scheduler.stats.db, 0)       # nothing was changed
     assert manage.main(argv + ["--delete"]) == 0
     assert "Released 1 orphaned consumer" in capsys.readouterr().out
-    assert audit.find_orphans(manager.db, 0) == []
+    assert audit.find_orphans(scheduler.stats.db, 0) == []
     assert manage.main(argv) == 0
 
 

@@ -1,16 +1,16 @@
 """Aggregates (stored, reloaded, joined by host name) and explain, through
-the manager on SQLite; NUMA and PCI from a report to a placement."""
+the scheduler on SQLite; NUMA and PCI from a report to a placement."""
 
 import pytest
 
 from gantt import exception
+from gantt import scheduler as scheduler_mod
 from gantt.cmd import spec_file
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import compute_node as cn_obj
 from gantt.objects import numa as numa_obj
 from gantt.objects import pci as pci_obj
 from gantt.objects import request_spec
-from gantt.scheduler import manager as manager_mod
 from gantt.tests import factories
 
 AGG_SSD = "a0a0a0a0-0000-4000-8000-000000000001"
@@ -18,8 +18,8 @@ AGG_AZ = "a0a0a0a0-0000-4000-8000-000000000002"
 TENANT = "a0a0a0a0-0000-4000-8000-000000000003"
 
 
-def _report(manager, name, **fields):
-    assert manager.update_resource_stats(
+def _report(scheduler, name, **fields):
+    assert scheduler.stats.update_resource_stats(
         factories.compute_node_obj(name, **fields))
 
 
@@ -32,23 +32,24 @@ def _hosts(selections):
     return sorted(s[0].service_host for s in selections)
 
 
-def test_aggregates_are_stored_listed_and_deleted(manager):
+def test_aggregates_are_stored_listed_and_deleted(scheduler):
     for name in ("h1", "h2", "h3", "h4"):
-        _report(manager, name)
-    manager.set_aggregate(_agg(AGG_SSD, "ssd", ["h1"], ssd="true"))
-    manager.set_aggregate(_agg(AGG_AZ, "east", ["h2", "h3"],
+        _report(scheduler, name)
+    scheduler.operator.set_aggregate(_agg(AGG_SSD, "ssd", ["h1"], ssd="true"))
+    scheduler.operator.set_aggregate(_agg(AGG_AZ, "east", ["h2", "h3"],
                                availability_zone="east"))
-    listed = manager.get_aggregates()
+    listed = scheduler.operator.get_aggregates()
     assert [(a.name, a.hosts, a.metadata) for a in listed] == [
         ("east", ["h2", "h3"], {"availability_zone": "east"}),
         ("ssd", ["h1"], {"ssd": "true"})]
     # replacing rewrites hosts and metadata whole
-    manager.set_aggregate(_agg(AGG_SSD, "ssd", ["h4"], disk="nvme"))
-    [ssd] = [a for a in manager.get_aggregates() if a.uuid == AGG_SSD]
+    scheduler.operator.set_aggregate(_agg(AGG_SSD, "ssd", ["h4"], disk="nvme"))
+    [ssd] = [a for a in scheduler.operator.get_aggregates(
+        ) if a.uuid == AGG_SSD]
     assert (ssd.hosts, ssd.metadata) == (["h4"], {"disk": "nvme"})
-    assert manager.delete_aggregate(AGG_SSD) is True
-    assert manager.delete_aggregate(AGG_SSD) is False
-    assert [a.uuid for a in manager.get_aggregates()] == [AGG_AZ]
+    assert scheduler.operator.delete_aggregate(AGG_SSD) is True
+    assert scheduler.operator.delete_aggregate(AGG_SSD) is False
+    assert [a.uuid for a in scheduler.operator.get_aggregates()] == [AGG_AZ]
 
 
 @pytest.mark.parametrize("aggregate", [
@@ -57,98 +58,102 @@ def test_aggregates_are_stored_listed_and_deleted(manager):
     _agg(AGG_SSD, "ok", [""]),
     _agg(AGG_SSD, "ok", **{"k": "v" * 256}),
 ])
-def test_bad_aggregates_are_refused(manager, aggregate):
+def test_bad_aggregates_are_refused(scheduler, aggregate):
     with pytest.raises(exception.InvalidRequest):
-        manager.set_aggregate(aggregate)
-    assert manager.get_aggregates() == []
+        scheduler.operator.set_aggregate(aggregate)
+    assert scheduler.operator.get_aggregates() == []
 
 
-def test_an_aggregate_naming_an_unknown_host_is_refused(manager):
-    _report(manager, "h1")
+def test_an_aggregate_naming_an_unknown_host_is_refused(scheduler):
+    _report(scheduler, "h1")
     with pytest.raises(exception.HostNotFound) as err:
-        manager.set_aggregate(_agg(AGG_SSD, "ssd", ["h1", "h9", "h8"]))
+        scheduler.operator.set_aggregate(
+            _agg(AGG_SSD, "ssd", ["h1", "h9", "h8"]))
     assert "h8, h9" in str(err.value)
-    assert manager.get_aggregates() == []
-    manager.set_aggregate(_agg(AGG_SSD, "ssd", ["h1"]))
+    assert scheduler.operator.get_aggregates() == []
+    scheduler.operator.set_aggregate(_agg(AGG_SSD, "ssd", ["h1"]))
     # a host it already lists is not checked again (it may have gone)
     with pytest.raises(exception.HostNotFound):
-        manager.set_aggregate(_agg(AGG_SSD, "renamed", ["h1", "h9"]))
-    [stored] = manager.get_aggregates()
+        scheduler.operator.set_aggregate(
+            _agg(AGG_SSD, "renamed", ["h1", "h9"]))
+    [stored] = scheduler.operator.get_aggregates()
     assert (stored.name, stored.hosts) == ("ssd", ["h1"])
 
 
-def test_a_host_named_by_an_aggregate_joins_it_whenever_it_reports(manager):
-    _report(manager, "late")           # reports no zone: the aggregate's
-    manager.set_aggregate(_agg(AGG_AZ, "east", ["late"],
+def test_a_host_named_by_an_aggregate_joins_it_whenever_it_reports(scheduler):
+    _report(scheduler, "late")           # reports no zone: the aggregate's
+    scheduler.operator.set_aggregate(_agg(AGG_AZ, "east", ["late"],
                                availability_zone="east"))
-    _report(manager, "early", zone="east")
-    _report(manager, "late")           # and reports again
-    _report(manager, "other", zone="west")
+    _report(scheduler, "early", zone="east")
+    _report(scheduler, "late")           # and reports again
+    _report(scheduler, "other", zone="west")
     spec = factories.request(availability_zone="east")
-    result = manager.explain(spec)
+    result = scheduler.operator.explain(spec)
     assert sorted(h.host for h in result.weighed) == ["early", "late"]
     assert result.summary == "2 of 3 hosts available: 1 AvailabilityZoneFilter"
-    state = {s.host: s for s in manager.get_host_states()}
+    state = {s.host: s for s in scheduler.operator.get_host_states()}
     assert state["late"].aggregates == [AGG_AZ]
     # leaving the aggregate takes the host out of the zone
-    manager.set_aggregate(_agg(AGG_AZ, "east", [], availability_zone="east"))
-    assert manager.get_host_states(["late"])[0].aggregates == []
-    result = manager.explain(spec)
+    scheduler.operator.set_aggregate(
+        _agg(AGG_AZ, "east", [], availability_zone="east"))
+    assert scheduler.operator.get_host_states(["late"])[0].aggregates == []
+    result = scheduler.operator.explain(spec)
     assert [h.host for h in result.weighed] == ["early"]
     # and a zone set by aggregate metadata wins over the reported one
-    manager.set_aggregate(_agg(AGG_AZ, "east", ["other"],
+    scheduler.operator.set_aggregate(_agg(AGG_AZ, "east", ["other"],
                                availability_zone="east"))
-    result = manager.explain(spec)
+    result = scheduler.operator.explain(spec)
     assert sorted(h.host for h in result.weighed) == ["early", "other"]
 
 
-def test_a_restarted_worker_loads_the_aggregates(conf, sqlite_db, manager):
-    _report(manager, "h1")
-    _report(manager, "h2")
-    manager.set_aggregate(_agg(TENANT, "p1-only", ["h1"],
+def test_a_restarted_worker_loads_the_aggregates(conf, sqlite_db, scheduler):
+    _report(scheduler, "h1")
+    _report(scheduler, "h2")
+    scheduler.operator.set_aggregate(_agg(TENANT, "p1-only", ["h1"],
                                filter_tenant_id="p1"))
     conf.set_override("enabled_filters", ["AggregateMultiTenancyIsolation"],
                       "filter_scheduler")
-    fresh = manager_mod.SchedulerManager(conf, sqlite_db)
-    fresh.load_cache()
-    assert len(fresh.cache.aggregates) == 1
-    placed = fresh.select_destinations(factories.request(project_id="p2"),
-                                       factories.uuids(1),
-                                       return_alternates=False)
+    fresh = scheduler_mod.build(conf, sqlite_db)
+    fresh.stats.load_cache()
+    assert len(fresh.stats.cache.aggregates) == 1
+    placed = fresh.placer.select_destinations(
+        factories.request(project_id="p2"),
+        factories.uuids(1),
+        return_alternates=False)
     assert _hosts(placed) == ["h2"]
 
 
 def test_tenant_pre_filter_limits_a_project_to_its_aggregates(conf,
-                                                              manager):
+                                                              scheduler):
     conf.set_override("limit_tenants_to_placement_aggregate", True,
                       "scheduler")
     for name in ("h1", "h2", "h3"):
-        _report(manager, name)
-    manager.set_aggregate(_agg(TENANT, "p1-only", ["h1"],
+        _report(scheduler, name)
+    scheduler.operator.set_aggregate(_agg(TENANT, "p1-only", ["h1"],
                                filter_tenant_id="p1"))
-    placed = manager.select_destinations(
+    placed = scheduler.placer.select_destinations(
         factories.request(project_id="p1"), factories.uuids(1),
         return_alternates=False)
     assert _hosts(placed) == ["h1"]
     # other projects are not restricted by this pre-filter
-    result = manager.explain(factories.request(project_id="p2"))
+    result = scheduler.operator.explain(factories.request(project_id="p2"))
     assert result.passed == 3
     conf.set_override("placement_aggregate_required_for_tenants", True,
                       "scheduler")
     with pytest.raises(exception.NoValidHost) as err:
-        manager.select_destinations(factories.request(project_id="p2"),
+        scheduler.placer.select_destinations(factories.request(project_id="p2"),
                                     factories.uuids(1))
     assert "3 no aggregate for project p2" in str(err.value)
 
 
-def test_explain_names_the_removed_hosts_and_the_weights(conf, manager):
-    _report(manager, "big", memory_mb=65536)
-    _report(manager, "mid", memory_mb=32768)
-    _report(manager, "small", memory_mb=1024)
-    _report(manager, "off", disabled=True)
-    _report(manager, "far", zone="az9")
+def test_explain_names_the_removed_hosts_and_the_weights(conf, scheduler):
+    _report(scheduler, "big", memory_mb=65536)
+    _report(scheduler, "mid", memory_mb=32768)
+    _report(scheduler, "small", memory_mb=1024)
+    _report(scheduler, "off", disabled=True)
+    _report(scheduler, "far", zone="az9")
     spec = factories.request(factories.flavor(memory_mb=2048))
-    result = manager.explain(spec, limit=2)
+    result = scheduler.operator.explain(spec, limit=2)
     assert (result.considered, result.passed) == (5, 3)
     assert result.summary == (
         "3 of 5 hosts available: 1 were disabled, 1 lacked MEMORY_MB")
@@ -160,24 +165,24 @@ def test_explain_names_the_removed_hosts_and_the_weights(conf, manager):
     assert best.weight == pytest.approx(sum(best.weights.values()))
     assert best.weights["RAMWeigher"] == pytest.approx(1.0)
     # explain claims nothing
-    assert manager.get_statistics().placements == 0
-    assert all(not r.used for s in manager.get_host_states()
+    assert scheduler.operator.get_statistics().placements == 0
+    assert all(not r.used for s in scheduler.operator.get_host_states()
                for r in s.resources)
 
 
-def test_explain_counts_pre_filter_steps(manager):
-    _report(manager, "ok")
-    _report(manager, "gone", traits=["COMPUTE_STATUS_DISABLED"])
-    result = manager.explain(factories.request())
+def test_explain_counts_pre_filter_steps(scheduler):
+    _report(scheduler, "ok")
+    _report(scheduler, "gone", traits=["COMPUTE_STATUS_DISABLED"])
+    result = scheduler.operator.explain(factories.request())
     assert [(s.stage, s.name, s.hosts) for s in result.steps] == [
         ("candidates", "had trait COMPUTE_STATUS_DISABLED", ["gone"])]
 
 
-def test_explain_refuses_what_select_destinations_refuses(manager):
+def test_explain_refuses_what_select_destinations_refuses(scheduler):
     bad = factories.request(factories.flavor(
         extra_specs={"hw:numa_nodes": "3"}, vcpus=4))
     with pytest.raises(exception.InvalidRequest):
-        manager.explain(bad)
+        scheduler.operator.explain(bad)
 
 
 def _numa_cell(cell_id, pcpus, free_pages_2m=0):
@@ -190,25 +195,25 @@ def _numa_cell(cell_id, pcpus, free_pages_2m=0):
                                         total=free_pages_2m)])
 
 
-def test_numa_and_pci_requests_land_where_they_fit(conf, manager):
+def test_numa_and_pci_requests_land_where_they_fit(conf, scheduler):
     conf.set_override("alias", ['{"name": "nic", "vendor_id": "8086", '
                                 '"product_id": "154d"}'], "pci")
-    manager = manager_mod.SchedulerManager(conf, manager.db)
-    manager.load_cache()
-    _report(manager, "plain")
+    scheduler = scheduler_mod.build(conf, scheduler.stats.db)
+    scheduler.stats.load_cache()
+    _report(scheduler, "plain")
     # pinned guests ask for PCPU (as in Nova), which only it offers
-    _report(manager, "pinned", numa_cells=[_numa_cell(0, 2),
+    _report(scheduler, "pinned", numa_cells=[_numa_cell(0, 2),
                                            _numa_cell(1, 4)],
             extra_inventories=[cn_obj.Inventory(resource_class="PCPU",
                                                 total=6)])
-    _report(manager, "huge", numa_cells=[_numa_cell(0, 0, 2048)])
-    _report(manager, "nics", pci_pools=[pci_obj.PciDevicePool(
+    _report(scheduler, "huge", numa_cells=[_numa_cell(0, 0, 2048)])
+    _report(scheduler, "nics", pci_pools=[pci_obj.PciDevicePool(
         vendor_id="8086", product_id="154d", count=2)])
 
     def place(**extra_specs):
         flavor = factories.flavor(vcpus=4, memory_mb=4096,
                                   extra_specs=extra_specs)
-        return _hosts(manager.select_destinations(
+        return _hosts(scheduler.placer.select_destinations(
             factories.request(flavor), factories.uuids(1),
             return_alternates=False))
 

@@ -16,7 +16,7 @@ from gantt.objects import compute_node as cn_obj
 from gantt.objects import numa as numa_obj
 from gantt.objects import pci as pci_obj
 from gantt.objects import request_spec
-from gantt.scheduler import manager as manager_mod
+from gantt.scheduler import placer as placer_mod
 from gantt.scheduler.pipeline.filters import numa_topology
 from gantt.scheduler.pipeline.filters import pci_passthrough
 from gantt.scheduler.state import numa
@@ -364,7 +364,7 @@ PCI_ALIAS = ['{"name": "nic", "vendor_id": "8086", "product_id": "154d"}']
 
 
 def _fill(conf, flt, view, request, rows=None):
-    """Place instances of ``request`` one by one, as the manager does
+    """Place instances of ``request`` one by one, as the scheduler does
     (first passing row each time): the rows, until none passes."""
     placed = []
     for _ in range(20):
@@ -474,43 +474,45 @@ def test_the_ledger_ignores_a_row_that_holds_another_host(conf):
     assert request.ledger.numa_cells(0, view.record(0).uuid, cells) != cells
 
 
-# -- through the manager ------------------------------------------------------
+# -- through the scheduler ---------------------------------------------------
 
 
 @pytest.mark.parametrize("together", [True, False])
-def test_two_pinned_instances_do_not_share_pcpus(conf, manager, monkeypatch,
+def test_two_pinned_instances_do_not_share_pcpus(conf, scheduler, monkeypatch,
                                                  together):
     if not together:
-        monkeypatch.setattr(manager_mod.SchedulerManager,
+        monkeypatch.setattr(placer_mod.Placer,
                             "_can_claim_together",
                             staticmethod(lambda *a: False))
     pcpu = [cn_obj.Inventory(resource_class="PCPU", total=8)]
     # PCPU inventory for two instances, but one cell of 4 free pCPUs each:
     # only one 4-vCPU pinned guest fits per host
     for name in ("a", "b"):
-        assert manager.update_resource_stats(factories.compute_node_obj(
+        assert scheduler.stats.update_resource_stats(
+            factories.compute_node_obj(
             name, extra_inventories=pcpu, numa_cells=[_cell(
-                pcpus=range(4), cpus=[])]))
+            pcpus=range(4), cpus=[])]))
     with pytest.raises(exception.NoValidHost) as err:
-        manager.select_destinations(
+        scheduler.placer.select_destinations(
             factories.request(_pinned(4)), factories.uuids(3),
             return_alternates=False)
     assert "NUMATopologyFilter" in str(err.value)
-    placed = manager.select_destinations(
+    placed = scheduler.placer.select_destinations(
         factories.request(_pinned(4)), factories.uuids(2))
     assert sorted(s[0].service_host for s in placed) == ["a", "b"]
     # the alternates are weighed once both are placed: none is left
     assert [len(s) for s in placed] == [1, 1]
 
 
-def test_a_failed_batch_claim_forgets_its_decisions(conf, manager,
+def test_a_failed_batch_claim_forgets_its_decisions(conf, scheduler,
                                                     monkeypatch):
     pcpu = [cn_obj.Inventory(resource_class="PCPU", total=8)]
     for name in ("a", "b"):
-        assert manager.update_resource_stats(factories.compute_node_obj(
+        assert scheduler.stats.update_resource_stats(
+            factories.compute_node_obj(
             name, extra_inventories=pcpu, numa_cells=[_cell(
-                pcpus=range(4), cpus=[])]))
-    real = manager.claimer.claim_new
+            pcpus=range(4), cpus=[])]))
+    real = scheduler.claims.claimer.claim_new
     calls = []
 
     def lose_the_race_once(claims, **kwargs):
@@ -520,8 +522,9 @@ def test_a_failed_batch_claim_forgets_its_decisions(conf, manager,
                                           consumer=claims[0].consumer_uuid)
         return real(claims, **kwargs)
 
-    monkeypatch.setattr(manager.claimer, "claim_new", lose_the_race_once)
-    placed = manager.select_destinations(
+    monkeypatch.setattr(
+        scheduler.claims.claimer, "claim_new", lose_the_race_once)
+    placed = scheduler.placer.select_destinations(
         factories.request(_pinned(4)), factories.uuids(2),
         return_alternates=False)
     # the one-by-one claims decide again, from what the cache says

@@ -17,21 +17,22 @@ GOLD = "a0a0a0a0-0000-4000-8000-0000000000a1"
 SSD = "STORAGE_DISK_SSD"
 
 
-def _fleet(manager):
+def _fleet(scheduler):
     """``ssd`` has the trait SSD, ``gold`` is in the aggregate GOLD,
     ``plain`` has neither."""
-    manager.update_resource_stats(factories.compute_node_obj(
+    scheduler.stats.update_resource_stats(factories.compute_node_obj(
         "ssd", traits=[SSD], vcpus=64))
-    manager.update_resource_stats(factories.compute_node_obj(
+    scheduler.stats.update_resource_stats(factories.compute_node_obj(
         "gold", aggregates=[GOLD], vcpus=32))
-    manager.update_resource_stats(factories.compute_node_obj("plain"))
+    scheduler.stats.update_resource_stats(factories.compute_node_obj("plain"))
 
 
-def _hosts(manager, spec):
-    found = manager.get_allocation_candidates(spec)
-    names = {manager.cache.table.hosts[manager.cache.table.row_by_uuid[
-        c.root_provider_uuid]] for c in found}
-    [sels] = manager.select_destinations(spec, [str(uuid.uuid4())])
+def _hosts(scheduler, spec):
+    found = scheduler.placer.get_allocation_candidates(spec)
+    table = scheduler.stats.cache.table
+    names = {table.hosts[table.row_by_uuid[c.root_provider_uuid]]
+             for c in found}
+    [sels] = scheduler.placer.select_destinations(spec, [str(uuid.uuid4())])
     assert sels[0].service_host in names
     return names
 
@@ -52,37 +53,37 @@ def _spec(extra_specs=None, **group):
     (lambda: _spec(forbidden_traits=[SSD], forbidden_aggregates=[GOLD]),
      {"plain"}),
 ])
-def test_forbidden_traits_and_aggregates_drop_flat_hosts(manager, spec,
+def test_forbidden_traits_and_aggregates_drop_flat_hosts(scheduler, spec,
                                                          expected):
-    _fleet(manager)
-    assert _hosts(manager, spec()) == expected
+    _fleet(scheduler)
+    assert _hosts(scheduler, spec()) == expected
 
 
-def test_root_forbidden_drops_flat_hosts(manager):
-    _fleet(manager)
+def test_root_forbidden_drops_flat_hosts(scheduler):
+    _fleet(scheduler)
     spec = _spec()
     spec.root_forbidden = [SSD]
-    assert _hosts(manager, spec) == {"gold", "plain"}
+    assert _hosts(scheduler, spec) == {"gold", "plain"}
 
 
-def test_forbidden_aggregates_listed_by_the_operator(manager):
+def test_forbidden_aggregates_listed_by_the_operator(scheduler):
     # membership from the aggregate's host list, not the agent's report
-    _fleet(manager)
-    manager.set_aggregate(aggregate_obj.Aggregate(
+    _fleet(scheduler)
+    scheduler.operator.set_aggregate(aggregate_obj.Aggregate(
         uuid=GOLD.replace("a1", "a2"), name="listed", hosts=["plain"],
         metadata={}))
-    assert _hosts(manager, _spec(
+    assert _hosts(scheduler, _spec(
         forbidden_aggregates=[GOLD.replace("a1", "a2")])) == {"ssd", "gold"}
 
 
-def test_nothing_left_says_which_rule_removed_the_hosts(manager):
-    manager.update_resource_stats(factories.compute_node_obj(
+def test_nothing_left_says_which_rule_removed_the_hosts(scheduler):
+    scheduler.stats.update_resource_stats(factories.compute_node_obj(
         "ssd", traits=[SSD]))
     with pytest.raises(exception.NoValidHost,
                        match="1 had forbidden trait %s" % SSD):
-        manager.select_destinations(_spec(forbidden_traits=[SSD]),
+        scheduler.placer.select_destinations(_spec(forbidden_traits=[SSD]),
                                     [str(uuid.uuid4())])
     with pytest.raises(exception.InvalidRequest):
-        manager.select_destinations(
+        scheduler.placer.select_destinations(
             _spec(forbidden_traits=[SSD], required_traits=[SSD]),
             [str(uuid.uuid4())])

@@ -85,17 +85,17 @@ def _nodes():
     return nodes + [tree]
 
 
-def _stored_world(manager):
+def _stored_world(scheduler):
     nodes = _nodes()
     for node in nodes:
-        manager.report_resource_stats(node)
-    with manager.db.begin() as conn:
+        scheduler.stats.report_resource_stats(node)
+    with scheduler.stats.db.begin() as conn:
         allocations.claim(conn, str(uuid.uuid4()), {
             factories.host_uuid("plain"): {"VCPU": 2, "MEMORY_MB": 1024},
             factories.host_uuid("tree-pf0"): {"SRIOV_NET_VF": 1}})
         allocations.claim(conn, str(uuid.uuid4()), {
             factories.host_uuid("odd"): {"CUSTOM_FPGA": 2}})
-    return nodes, providers.load_host_columns(manager.db)
+    return nodes, providers.load_host_columns(scheduler.stats.db)
 
 
 def _aggregate_set():
@@ -169,8 +169,8 @@ def _snapshot(cache):
     return out
 
 
-def test_a_bulk_load_holds_what_the_reports_would(manager):
-    _nodes_, stored = _stored_world(manager)
+def test_a_bulk_load_holds_what_the_reports_would(scheduler):
+    _nodes_, stored = _stored_world(scheduler)
     assert len(stored) == 7 and list(stored.children) == [6]
     applied, loaded = _applied(stored), _loaded(stored)
     assert _snapshot(loaded) == _snapshot(applied)
@@ -181,8 +181,8 @@ def test_a_bulk_load_holds_what_the_reports_would(manager):
         loaded.table.row_by_uuid[factories.host_uuid("listed")]]
 
 
-def test_a_loaded_host_need_not_be_stored_again(manager):
-    nodes, stored = _stored_world(manager)
+def test_a_loaded_host_need_not_be_stored_again(scheduler):
+    nodes, stored = _stored_world(scheduler)
     loaded = _loaded(stored)
     for node in nodes:
         row = loaded.table.row_by_uuid[node.uuid]
@@ -192,11 +192,11 @@ def test_a_loaded_host_need_not_be_stored_again(manager):
         assert not loaded.needs_persisting(report, interval=60), node.host
 
 
-def test_a_bulk_load_leaves_no_spare_rows_and_grows_by_an_eighth(manager):
+def test_a_bulk_load_leaves_no_spare_rows_and_grows_by_an_eighth(scheduler):
     for i in range(100):
-        manager.report_resource_stats(factories.compute_node_obj(
+        scheduler.stats.report_resource_stats(factories.compute_node_obj(
             "h%03d" % i))
-    loaded = _loaded(providers.load_host_columns(manager.db))
+    loaded = _loaded(providers.load_host_columns(scheduler.stats.db))
     assert loaded.table.n == loaded.table.row_capacity == 100
     loaded.apply_report(host_cache.HostReport.from_compute_node(
         factories.compute_node_obj("one-more"), received_at=helpers.NOW))
@@ -205,12 +205,12 @@ def test_a_bulk_load_leaves_no_spare_rows_and_grows_by_an_eighth(manager):
     assert loaded.table.n == 101
 
 
-def test_a_report_cast_while_loading_is_kept_when_newer(manager):
+def test_a_report_cast_while_loading_is_kept_when_newer(scheduler):
     newer = factories.compute_node_obj("newer", vcpus=8, sequence=10)
     older = factories.compute_node_obj("older", vcpus=8, sequence=10)
-    manager.report_resource_stats(newer)
-    manager.report_resource_stats(older)
-    stored = providers.load_host_columns(manager.db)
+    scheduler.stats.report_resource_stats(newer)
+    scheduler.stats.report_resource_stats(older)
+    stored = providers.load_host_columns(scheduler.stats.db)
     cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
     # casts that reached this worker before the load wrote its rows
     cache.apply_report(host_cache.HostReport.from_compute_node(
@@ -227,8 +227,8 @@ def test_a_report_cast_while_loading_is_kept_when_newer(manager):
     assert cache.table.n == 2
 
 
-def test_a_loaded_cache_takes_newer_usage_and_reports(manager):
-    _nodes_, stored = _stored_world(manager)
+def test_a_loaded_cache_takes_newer_usage_and_reports(scheduler):
+    _nodes_, stored = _stored_world(scheduler)
     loaded = _loaded(stored)
     plain = factories.host_uuid("plain")
     row = loaded.table.row_by_uuid[plain]
@@ -249,13 +249,13 @@ def test_a_loaded_cache_takes_newer_usage_and_reports(manager):
 
 
 def test_hosts_with_children_are_loaded_as_reports_into_room_made_once(
-        manager):
+        scheduler):
     for i in range(100):
         node = factories.compute_node_obj("t%03d" % i)
         node.child_providers = [_child("t%03d-numa0" % i, node.uuid,
                                        {"VCPU": 4})]
-        manager.report_resource_stats(node)
-    stored = providers.load_host_columns(manager.db)
+        scheduler.stats.report_resource_stats(node)
+    stored = providers.load_host_columns(scheduler.stats.db)
     loaded = _loaded(stored)
     assert loaded.table.n == loaded.table.row_capacity == 100
     assert _snapshot(loaded) == _snapshot(_applied(stored))

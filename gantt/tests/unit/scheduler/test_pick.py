@@ -5,36 +5,36 @@ import random
 
 import pytest
 
-from gantt.scheduler import manager as manager_mod
+from gantt import scheduler as scheduler_mod
 from gantt.tests import factories
 
 TRIES = 40
 
 
 @pytest.fixture
-def picker(conf, manager):
-    """The shared manager's database, with a seeded random source."""
-    fresh = manager_mod.SchedulerManager(conf, manager.db,
+def picker(conf, scheduler):
+    """The shared scheduler's database, with a seeded random source."""
+    fresh = scheduler_mod.build(conf, scheduler.stats.db,
                                          rng=random.Random(7))
-    fresh.load_cache()
+    fresh.stats.load_cache()
     return fresh
 
 
-def _sized(manager, name, size):
-    manager.update_resource_stats(factories.compute_node_obj(
+def _sized(scheduler, name, size):
+    scheduler.stats.update_resource_stats(factories.compute_node_obj(
         name, vcpus=4 * size, memory_mb=4096 * size, disk_gb=100 * size))
 
 
-def _chosen(manager, tries=TRIES):
+def _chosen(scheduler, tries=TRIES):
     """How often each host is claimed, each claim released before the
     next (so that every pick sees the same weights)."""
     counts = collections.Counter()
     for consumer in factories.uuids(tries):
-        [sels] = manager.select_destinations(
+        [sels] = scheduler.placer.select_destinations(
             factories.request(factories.flavor(vcpus=1, memory_mb=512,
                                                root_gb=1)), [consumer])
         counts[sels[0].service_host] += 1
-        manager.release(consumer)
+        scheduler.claims.release(consumer)
     return counts
 
 

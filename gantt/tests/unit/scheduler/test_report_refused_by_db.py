@@ -22,18 +22,19 @@ def dropped(monkeypatch):
 
 
 def test_a_report_the_database_drops_while_it_answers_is_refused(
-        manager, dropped):
+        scheduler, dropped):
     with pytest.raises(exception.InvalidRequest) as info:
-        manager.update_resource_stats(factories.compute_node_obj("h1"))
+        scheduler.stats.update_resource_stats(factories.compute_node_obj("h1"))
     assert "the database refused the report of h1" in str(info.value)
-    assert manager.get_host_states() == []
+    assert scheduler.operator.get_host_states() == []
 
 
 def test_a_report_is_cached_while_the_database_is_unreachable(
-        manager, dropped, monkeypatch):
-    monkeypatch.setattr(manager.db, "answers", lambda: False)
-    assert manager.update_resource_stats(factories.compute_node_obj("h1"))
-    assert [s.host for s in manager.get_host_states()] == ["h1"]
+        scheduler, dropped, monkeypatch):
+    monkeypatch.setattr(scheduler.stats.db, "answers", lambda: False)
+    assert scheduler.stats.update_resource_stats(
+        factories.compute_node_obj("h1"))
+    assert [s.host for s in scheduler.operator.get_host_states()] == ["h1"]
 
 
 def test_the_database_answers_when_it_is_there(sqlite_db):
