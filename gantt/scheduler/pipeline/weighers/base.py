@@ -17,7 +17,7 @@ ALL = slice(None)
 def select(column, rows):
     """``column[rows]``; the column itself for :data:`ALL`, so that a
     shared read-only column keeps its identity (see
-    ``normalize.bounds``)."""
+    ``normalize.ColumnFacts``)."""
     return column if rows is ALL else column[rows]
 
 

@@ -11,11 +11,12 @@ or maximum.
 part ``m * (raw - low) / (high - low)`` is added as ``a * raw`` (``a = m /
 (high - low)``) with ``a * low`` left in an offset, and a multiplier that
 aggregates override on some rows is its default everywhere plus a
-correction on those rows only (a :class:`Split`). What that needs of the
-shared read-only columns (their extremes and splits) is kept for as long
-as they live.
+correction on those rows only (a :class:`Split`). :class:`ColumnFacts`
+keeps what that needs of the shared read-only columns (their extremes and
+splits) for as long as they live.
 """
 
+import threading
 import typing
 
 import numpy as np
@@ -98,55 +99,80 @@ class Split(typing.NamedTuple):
     deltas: np.ndarray
 
 
-# what shared read-only columns give, kept while the column is (keyed by
-# its id, the column itself held so that the id stays its own)
-_KEPT = 16
-_argextremes = {}
-_splits = {}
+class _Held(typing.NamedTuple):
+    column: np.ndarray      # held so that its id stays its own
+    value: object
 
 
-def _keep(memo, column, value):
-    if len(memo) >= _KEPT:
-        memo.clear()
-    memo[id(column)] = (column, value)
-    return value
+def _extremes(column):
+    return Extremes(column.argmin(), column.argmax())
 
 
-def _kept(memo, column):
-    held = memo.get(id(column))
-    return held[1] if held is not None and held[0] is column else None
+def _split(multiplier):
+    values, counts = np.unique(multiplier, return_counts=True)
+    default = float(values[counts.argmax()])
+    rows = np.flatnonzero(multiplier != default)
+    return Split(default, rows, multiplier[rows] - default)
 
 
-def split(multiplier):
-    """The :class:`Split` of a multiplier; None for an array that is not a
-    shared read-only column (splitting it afresh would cost more than it
-    saves)."""
-    if not isinstance(multiplier, np.ndarray):
-        return Split(float(multiplier), _NO_ROWS, _NO_DELTAS)
-    if multiplier.flags.writeable:
-        return None
-    found = _kept(_splits, multiplier)
-    if found is None:
-        values, counts = np.unique(multiplier, return_counts=True)
-        default = float(values[counts.argmax()])
-        rows = np.flatnonzero(multiplier != default)
-        found = _keep(_splits, multiplier, Split(
-            default, rows, multiplier[rows] - default))
-    return found
+class ColumnFacts:
+    """What a runner keeps of shared read-only columns (a weigher's
+    evaluated capability or stat, an aggregate multiplier column) while
+    they live: their :class:`Extremes` and :class:`Split`.
+
+    Keyed by the column's id, the column itself held (and checked on
+    read) so that the id stays its own; at most ``kept`` of each, cleared
+    when full.
+
+    NOTE: one runner serves every request thread of its worker at once;
+    the lock makes each read and each clear-and-add one step. It is held
+    for a dict operation only: a fact is computed outside it (two threads
+    may both compute one, and keep equal values).
+    """
+
+    def __init__(self, kept=16):
+        self._kept = kept
+        self._lock = threading.Lock()
+        self._extremes = {}
+        self._splits = {}
+
+    def extremes(self, column):
+        """The :class:`Extremes` of a read-only ``column``."""
+        return self._get(self._extremes, column, _extremes)
+
+    def split(self, multiplier):
+        """The :class:`Split` of a multiplier; None for an array that is
+        not a shared read-only column (splitting it afresh would cost more
+        than it saves)."""
+        if not isinstance(multiplier, np.ndarray):
+            return Split(float(multiplier), _NO_ROWS, _NO_DELTAS)
+        if multiplier.flags.writeable:
+            return None
+        return self._get(self._splits, multiplier, _split)
+
+    def _get(self, memo, column, build):
+        key = id(column)
+        with self._lock:
+            held = memo.get(key)
+        if held is not None and held.column is column:
+            return held.value
+        value = build(column)
+        with self._lock:
+            if len(memo) >= self._kept:
+                memo.clear()
+            memo[key] = _Held(column, value)
+        return value
 
 
-def bounds(weigher, raw, mask):
-    """``(low, high)`` of the normalisation over the ``mask`` rows."""
+def bounds(weigher, raw, mask, facts):
+    """``(low, high)`` of the normalisation over the ``mask`` rows.
+
+    :param facts: the runner's :class:`ColumnFacts`: a shared column's
+        extremes over all rows are found once for as long as it lives
+    """
     if weigher.minval is not None and weigher.maxval is not None:
         return float(weigher.minval), float(weigher.maxval)
-    found = None
-    if not raw.flags.writeable:
-        # a shared column (a weigher's evaluated capability or stat): its
-        # extremes over all rows are found once for as long as it lives
-        found = _kept(_argextremes, raw)
-        if found is None:
-            found = _keep(_argextremes, raw, Extremes(raw.argmin(),
-                                                      raw.argmax()))
+    found = None if raw.flags.writeable else facts.extremes(raw)
     low = (extreme(raw, mask, lowest=True, at=found and found.argmin)
            if weigher.minval is None else float(weigher.minval))
     high = (extreme(raw, mask, lowest=False, at=found and found.argmax)
@@ -155,8 +181,8 @@ def bounds(weigher, raw, mask):
 
 
 def weighs(multiplier, split):
-    """Whether ``multiplier`` (split as :func:`split` says) weighs any
-    row."""
+    """Whether ``multiplier`` (split as :meth:`ColumnFacts.split` says)
+    weighs any row."""
     if split is None:
         return nonzero(multiplier)
     return bool(split.default or len(split.rows))

@@ -84,6 +84,8 @@ class WeigherRunner:
     def __init__(self, weighers, vectorised=True):
         self.weighers = list(weighers)
         self.vectorised = vectorised
+        # what the dense path keeps of shared columns between requests
+        self._facts = normalize.ColumnFacts()
 
     def run(self, view, request, rows, mask=None, parts=True):
         """Total weight of each row in ``rows``, and each weigher's part.
@@ -124,7 +126,7 @@ class WeigherRunner:
             if weigher.constant(view, request):
                 continue
             multiplier = weigher.multiplier(view, base.ALL)
-            split = normalize.split(multiplier)
+            split = self._facts.split(multiplier)
             if not normalize.weighs(multiplier, split):
                 continue
             raw = weigher.weigh_columns(view, request, base.ALL)
@@ -136,7 +138,7 @@ class WeigherRunner:
                                              [weigher])[0]
                 continue
             raw = normalize.clip(weigher, raw)
-            low, high = normalize.bounds(weigher, raw, mask)
+            low, high = normalize.bounds(weigher, raw, mask, self._facts)
             offset += normalize.add_scaled(totals, scratch, raw, low, high,
                                            multiplier, split)
         np.copyto(totals, -np.inf, where=~mask)
