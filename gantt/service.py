@@ -36,7 +36,7 @@ from gantt.rpcapi import client as rpc_client
 from gantt.rpcapi import server as rpc_server
 from gantt.rpcapi import validate
 from gantt.scheduler import manager as manager_mod
-from gantt.scheduler.intake import stats_intake
+from gantt.scheduler.intake import batching as stats_intake
 
 LOG = logging.getLogger(__name__)
 
