@@ -89,6 +89,7 @@ class StatsIntake:
         self._log = rejection_log or rejections.default(__name__)
         self._cache = manager.cache
         self._counters = manager.counters
+        self._known = wire.KnownValid()
         self._lock = threading.Lock()
         # uuid -> _Pending: to apply to the cache / to store first
         self._pending = {}
@@ -135,7 +136,8 @@ class StatsIntake:
             return
         validate.check_arguments(METHOD, {"compute_node": primitive},
                                  self._limits)
-        report, node = wire.build_report(primitive, self._cache.now())
+        report, node = wire.build_report(primitive, self._cache.now(),
+                                         self._known)
         entry = _Pending(report, node, primitive)
         with self._lock:
             if self._is_newest(report.uuid, entry.sequence, report.boot_id):

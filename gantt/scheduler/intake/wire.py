@@ -21,6 +21,8 @@ messaging threads also need; here a report costs a fraction of that:
   (:func:`build_report` tries one, then the other).
 """
 
+import threading
+
 from oslo_utils import uuidutils
 from oslo_versionedobjects import exception as ovo_exc
 
@@ -58,11 +60,6 @@ _UPDATED_AT = cn_obj.ComputeNode.fields["updated_at"]
 #: longest value the database stores for each string field of a report
 _MAX_LENGTH = report_rules.MAX_LENGTH
 _STR = frozenset([str])
-#: traits and aggregate uuids already found valid (a bounded memo: the
-#: same few hundred of each come in every report)
-_VALID_TRAITS = set()
-_VALID_UUIDS = set()
-_MEMO_SIZE = 65536
 
 
 class _ObjectPath(Exception):
@@ -97,18 +94,20 @@ def peek(primitive):
     return uuid, sequence, boot_id
 
 
-def build_report(primitive, received_at):
+def build_report(primitive, received_at, known=None):
     """A validated HostReport from a ComputeNode primitive.
 
     Equal to ``HostReport.from_compute_node`` of the deserialized object,
     after ``validate_node``: the fast path when the primitive is
     canonical, the object path otherwise.
 
+    :param known: the caller's :class:`KnownValid` (None: keep nothing)
+
     :returns: (HostReport, the ComputeNode object or None if none was made)
     :raises: InvalidRequest, naming what is wrong
     """
     try:
-        return fast_report(primitive, received_at), None
+        return fast_report(primitive, received_at, known), None
     except _ObjectPath:
         pass
     node = deserialize(primitive)
@@ -147,14 +146,17 @@ def deserialize(primitive):
 # -- the fast path ------------------------------------------------------------
 
 
-def fast_report(primitive, received_at):
+def fast_report(primitive, received_at, known=None):
     """A HostReport straight from a canonical primitive (see the module).
+
+    :param known: the caller's :class:`KnownValid` (None: keep nothing)
 
     :raises: _ObjectPath when the primitive is not canonical;
         InvalidRequest when it is but breaks a rule of ``validate_node``
     """
     if peek(primitive) is None:
         raise _ObjectPath()
+    known = known or KnownValid()
     data = primitive[_DATA]
     if not data.keys() <= _NODE_FIELDS:
         raise _ObjectPath()
@@ -183,10 +185,10 @@ def fast_report(primitive, received_at):
     }
     inventories = [_inventory(p) for p in _typed(data, "inventories", list,
                                                  [])]
-    fields["aggregates"] = _check_identity(fields)
+    fields["aggregates"] = _check_identity(fields, known)
     report_rules.validate_boot_id(fields["boot_id"])
     fields["inventories"] = _checked_inventories(inventories)
-    fields["traits"] = _checked_traits(fields["traits"])
+    fields["traits"] = known.traits(fields["traits"])
     return host_cache.HostReport(received_at=received_at, **fields)
 
 
@@ -281,7 +283,7 @@ def _inventory(primitive):
     return rc, tuple(values)
 
 
-def _check_identity(fields):
+def _check_identity(fields, known):
     """``_validate_identity``'s rules (required fields are there by now);
     the aggregates as a frozenset."""
     for name, limit in _MAX_LENGTH.items():
@@ -290,30 +292,7 @@ def _check_identity(fields):
             raise exception.InvalidRequest(
                 reason="ComputeNode.%s must be 1 to %d characters"
                        % (name, limit))
-    aggregates = frozenset(fields["aggregates"])
-    if not aggregates <= _VALID_UUIDS:
-        for agg in fields["aggregates"]:
-            if not uuidutils.is_uuid_like(agg):
-                raise exception.InvalidRequest(
-                    reason="aggregate %r is not a uuid" % (agg,))
-        _remember(_VALID_UUIDS, aggregates)
-    return aggregates
-
-
-def _checked_traits(traits):
-    """Each trait validated (``validate_trait``), as a frozenset."""
-    result = frozenset(traits)
-    if not result <= _VALID_TRAITS:
-        for trait in traits:
-            request_mod.validate_trait(trait)
-        _remember(_VALID_TRAITS, result)
-    return result
-
-
-def _remember(memo, values):
-    if len(memo) > _MEMO_SIZE:
-        memo.clear()
-    memo.update(values)
+    return known.aggregates(fields["aggregates"])
 
 
 def _checked_inventories(inventories):
@@ -338,3 +317,50 @@ def _checked_inventories(inventories):
                 reason="%s: allocation_ratio must be positive" % rc)
         result[rc] = values
     return result
+
+
+class KnownValid:
+    """Traits and aggregate uuids already found valid, so that each is
+    checked once: the same few hundred of each come in every report (a
+    bounded memo, cleared when full). The intake keeps one.
+
+    NOTE: an intake parses reports on its listeners' threads (the stats
+    topic's and the call topic's) at once; the lock makes each lookup and
+    each clear-and-add one step. Values are validated outside it.
+    """
+
+    def __init__(self, size=65536):
+        self._size = size
+        self._lock = threading.Lock()
+        self._traits = set()
+        self._uuids = set()
+
+    def traits(self, traits):
+        """Each trait validated (``validate_trait``), as a frozenset."""
+        result = frozenset(traits)
+        if not self._known(self._traits, result):
+            for trait in traits:
+                request_mod.validate_trait(trait)
+            self._remember(self._traits, result)
+        return result
+
+    def aggregates(self, uuids):
+        """Each aggregate checked to be a uuid, as a frozenset."""
+        result = frozenset(uuids)
+        if not self._known(self._uuids, result):
+            for agg in uuids:
+                if not uuidutils.is_uuid_like(agg):
+                    raise exception.InvalidRequest(
+                        reason="aggregate %r is not a uuid" % (agg,))
+            self._remember(self._uuids, result)
+        return result
+
+    def _known(self, memo, values):
+        with self._lock:
+            return values <= memo
+
+    def _remember(self, memo, values):
+        with self._lock:
+            if len(memo) > self._size:
+                memo.clear()
+            memo.update(values)

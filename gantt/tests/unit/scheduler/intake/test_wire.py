@@ -6,6 +6,7 @@ JSON round trip), as a cast's argument reaches the intake.
 """
 
 import datetime
+import threading
 
 import pytest
 
@@ -144,3 +145,42 @@ def test_what_is_not_a_report_is_refused(primitive, reason):
     with pytest.raises(exception.InvalidRequest) as err:
         wire.build_report(primitive, 1.0)
     assert reason in str(err.value)
+
+
+def test_what_is_known_valid_is_checked_once_and_bad_values_always():
+    known = wire.KnownValid(size=2)
+    good = casts.primitive(casts.node(**FULL))
+    report = wire.fast_report(good, 1.0, known)
+    assert report == wire.fast_report(good, 1.0, known)
+    assert known._traits == set(FULL["traits"])
+    assert known._uuids == {AGG}
+    bad = casts.primitive(casts.node(**FULL))
+    casts.data(bad)["traits"].append("shiny")
+    with pytest.raises(exception.InvalidRequest, match="unknown trait"):
+        wire.fast_report(bad, 1.0, known)
+    # bounded: more values than it keeps clear it first
+    known.traits(["COMPUTE_NET_ATTACH_INTERFACE", "HW_CPU_X86_SSE"])
+    assert len(known._traits) == 4
+    known.traits(["CUSTOM_SILVER"])
+    assert known._traits == {"CUSTOM_SILVER"}
+
+
+def test_threads_sharing_what_is_known_valid_refuse_each_bad_report():
+    known = wire.KnownValid(size=3)
+    refused = []
+
+    def parse(trait):
+        for _ in range(50):
+            primitive = casts.primitive(casts.node(traits=[trait]))
+            try:
+                wire.fast_report(primitive, 1.0, known)
+            except exception.InvalidRequest:
+                refused.append(trait)
+
+    traits = ["HW_CPU_X86_AVX2", "CUSTOM_GOLD", "shiny", "HW_CPU_X86_SSE"]
+    threads = [threading.Thread(target=parse, args=(t,)) for t in traits]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert refused == ["shiny"] * 50
