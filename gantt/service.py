@@ -36,7 +36,7 @@ from gantt.db import api as db_api
 from gantt.rpcapi import client as rpc_client
 from gantt.rpcapi import server as rpc_server
 from gantt.rpcapi import validate
-from gantt.scheduler.intake import stats_intake
+from gantt.scheduler.intake import batching
 
 LOG = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class SchedulerWorker(service.ServiceBase):
         self.limits = validate.Limits.from_conf(conf)
         self.rejection_log = rejections.RejectionLog.from_conf(
             conf, logging.getLogger(rpc.__name__))
-        self.intake = stats_intake.StatsIntake(
+        self.intake = batching.StatsIntake(
             self.scheduler.stats, rejection_log=self.rejection_log)
         self.notifier = gantt_notifier.SchedulingNotifier.from_conf(conf)
         topic = conf.scheduler.topic
@@ -124,7 +124,7 @@ class SchedulerWorker(service.ServiceBase):
             bus, target, [rpc_server.StatsEndpoint(self.scheduler)],
             on_reject=self._rejected, limits=self.limits,
             rejection_log=self.rejection_log,
-            inline={stats_intake.METHOD: self.intake.take},
+            inline={batching.METHOD: self.intake.take},
             batch=(STATS_BATCH, STATS_BATCH_WAIT),
             after_batch=self.intake.drain)
 
@@ -137,7 +137,7 @@ class SchedulerWorker(service.ServiceBase):
                 self.scheduler, notifier=self.notifier)],
             on_reject=self._rejected, limits=self.limits,
             rejection_log=self.rejection_log,
-            inline={stats_intake.METHOD: self.intake.offer},
+            inline={batching.METHOD: self.intake.offer},
             skip={"provider_usage_changed": self._sent_here})
 
     def _sent_here(self, ctxt):

@@ -268,7 +268,7 @@ class StatsEndpoint:
     """The stats topic: ``update_resource_stats`` and nothing else.
 
     Casts in the usual form never reach it: the worker's stats server takes
-    them on its listener thread (``stats_intake.StatsIntake``). This
+    them on its listener thread (``batching.StatsIntake``). This
     endpoint serves what is left: the same method sent as a call or at
     another minor version; any other method is refused like an unknown
     one.

@@ -4,7 +4,7 @@ Every agent's ComputeNode (and every standalone provider) passes these
 checks before anything is stored or cached; a failure is an
 ``InvalidRequest`` naming the bad value, and nothing is changed. The stats
 intake's fast path applies the very same rules to a report's primitive
-(see ``stats_intake``), using :data:`MAX_LENGTH` from here.
+(see ``intake.wire``), using :data:`MAX_LENGTH` from here.
 """
 
 import re

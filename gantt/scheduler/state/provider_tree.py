@@ -32,42 +32,65 @@ Sharing (Placement's rules, see placement/objects/research_context.py):
 """
 
 import dataclasses
+import threading
 
 SHARES_VIA_AGGREGATE = "MISC_SHARES_VIA_AGGREGATE"
 
 _EMPTY = frozenset()
-# inventory items -> (the canonical inventories dict, its limits); equal
-# inventories are held once however many providers report them
-_INVENTORY_CACHE = {}
-_INVENTORY_CACHE_MAX = 65536
 
 
-def _limits_for(inventories):
-    """``(inventories, {class: (capacity, min, max, step)})``, shared by
-    every provider with equal inventories.
+class _InventoryLimits:
+    """``inventories -> (the canonical inventories dict, its limits)``:
+    equal inventories are held once however many providers report them (a
+    bounded memo, cleared when full).
 
-    Capacity is Placement's ``int((total - reserved) * allocation_ratio)``
-    (``_build_provider_summaries``); its SQL check ``used + amount <=
-    (total - reserved) * ratio`` is the same test for integer amounts.
+    NOTE: one for the process, on purpose: providers are built by the
+    intake, the cold load and the request threads (trees read from the
+    host table) alike, and equal inventories are held once across all of
+    them. The lock makes each lookup and each clear-and-add one step; the
+    limits are computed outside it.
     """
-    try:
-        key = tuple(sorted(inventories.items()))
-        hit = _INVENTORY_CACHE.get(key)
-    except TypeError:           # an unhashable inventory: not cached
-        key, hit = None, None
-    if hit is not None:
+
+    def __init__(self, size=65536):
+        self._size = size
+        self._lock = threading.Lock()
+        self._held = {}
+
+    def __call__(self, inventories):
+        """``(inventories, {class: (capacity, min, max, step)})``, shared
+        by every provider with equal inventories.
+
+        Capacity is Placement's ``int((total - reserved) * allocation_ratio)``
+        (``_build_provider_summaries``); its SQL check ``used + amount <=
+        (total - reserved) * ratio`` is the same test for integer amounts.
+        """
+        try:
+            key = tuple(sorted(inventories.items()))
+            with self._lock:
+                hit = self._held.get(key)
+        except TypeError:           # an unhashable inventory: not kept
+            key, hit = None, None
+        if hit is not None:
+            return hit
+        hit = (dict(inventories), _limits(inventories))
+        if key is not None:
+            with self._lock:
+                if len(self._held) >= self._size:
+                    self._held.clear()
+                self._held[key] = hit
         return hit
+
+
+def _limits(inventories):
     limits = {}
     for rc, (total, reserved, min_unit, max_unit, step, ratio) in (
             inventories.items()):
         limits[rc] = (int((total - reserved) * ratio), min_unit, max_unit,
                       step if step and step > 0 else 1)
-    hit = (dict(inventories), limits)
-    if key is not None:
-        if len(_INVENTORY_CACHE) >= _INVENTORY_CACHE_MAX:
-            _INVENTORY_CACHE.clear()
-        _INVENTORY_CACHE[key] = hit
-    return hit
+    return limits
+
+
+_limits_for = _InventoryLimits()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

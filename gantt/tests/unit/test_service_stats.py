@@ -9,7 +9,7 @@ import pytest
 from gantt import rpc
 from gantt import service
 from gantt.rpcapi import client as rpc_client
-from gantt.scheduler.intake import stats_intake
+from gantt.scheduler.intake import batching
 from gantt.tests import factories
 
 
@@ -63,12 +63,12 @@ def test_stats_have_their_own_servers_started_before_the_calls(worker):
                                 ("top", "sched"), ("cell1", "sched")]
     stats, call = worker.servers[0][0], worker.servers[2][0]
     assert stats.kwargs["inline"] == {
-        stats_intake.METHOD: worker.intake.take}
+        batching.METHOD: worker.intake.take}
     assert stats.kwargs["after_batch"] == worker.intake.drain
     assert stats.kwargs["batch"][0] > 1
     # older agents' casts on the scheduler topic go to the same intake
     assert call.kwargs["inline"] == {
-        stats_intake.METHOD: worker.intake.offer}
+        batching.METHOD: worker.intake.offer}
     assert call.kwargs.get("batch", (1, None)) == (1, None)
 
 

@@ -1,6 +1,7 @@
 """The in-memory provider model (gantt.scheduler.state.provider_tree)."""
 
 import dataclasses
+import threading
 
 import pytest
 
@@ -69,6 +70,30 @@ def test_equal_inventories_are_held_once():
     b = prov("b", inventories={"VCPU": inv(8)})
     assert a.inventories is b.inventories
     assert a.limits is b.limits
+
+
+def test_inventories_held_are_bounded_and_shared_by_threads():
+    held = pt._InventoryLimits(size=4)
+    first = held({"VCPU": inv(1)})
+    for total in range(2, 12):
+        held({"VCPU": inv(total)})
+    assert len(held._held) <= 4
+    again = held({"VCPU": inv(1)})
+    assert again == first and again is not first    # cleared since
+    wrong = []
+
+    def build(offset):
+        for total in range(200):
+            inventories, limits = held({"VCPU": inv(total + offset % 2)})
+            if limits["VCPU"][0] != total + offset % 2:
+                wrong.append(limits)
+
+    threads = [threading.Thread(target=build, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []
 
 
 def test_replace_keeps_limits_right():

@@ -19,9 +19,9 @@ from gantt.db import providers as db_providers
 from gantt.objects import usage
 from gantt.rpcapi import versions
 from gantt.scheduler import counters as counters_mod
+from gantt.scheduler.intake import batching
 from gantt.scheduler.intake import host_identity
 from gantt.scheduler.intake import report_rules
-from gantt.scheduler.intake import stats_intake
 from gantt.tests import factories
 
 SMALL = {"vcpus": 1, "memory_mb": 1024, "root_gb": 10}
@@ -151,7 +151,7 @@ def test_a_boot_id_that_is_not_a_uuid_is_refused(scheduler, boot):
 
 @pytest.mark.parametrize("boot", ["not-a-uuid", "urn:uuid:" + BOOT_A])
 def test_the_intake_refuses_a_boot_id_that_is_not_a_uuid(scheduler, boot):
-    intake = stats_intake.StatsIntake(scheduler.stats)
+    intake = batching.StatsIntake(scheduler.stats)
     primitive = _wire(factories.compute_node_obj("h1", boot_id=BOOT_A))
     primitive["gantt_object.data"]["boot_id"] = boot
     intake.take(primitive)
@@ -176,7 +176,7 @@ def _held_sequence(scheduler):
 
 
 def test_a_forged_sequence_does_not_lock_out_a_restarted_agent(scheduler):
-    intake = stats_intake.StatsIntake(scheduler.stats)
+    intake = batching.StatsIntake(scheduler.stats)
     _intake_report(scheduler, intake, 100, BOOT_A)
     _intake_report(scheduler, intake, FORGED, BOOT_A, vcpus=1)
     _intake_report(scheduler, intake, 101, BOOT_A)      # locked out…

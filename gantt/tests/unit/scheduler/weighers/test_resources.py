@@ -6,6 +6,7 @@ import pytest
 from gantt.objects import compute_node
 from gantt.scheduler.pipeline import weighers
 from gantt.scheduler.pipeline.weighers import host_counts
+from gantt.scheduler.pipeline.weighers import normalize
 from gantt.scheduler.pipeline.weighers import resources
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
@@ -24,8 +25,8 @@ WEIGHERS = [resources.RAMWeigher, resources.CPUWeigher,
     ([1.5, 3.0], [0.0, 1.0]),
 ])
 def test_normalize(values, expected):
-    assert np.allclose(weighers.normalize(values), expected)
-    assert weighers.normalize(values).shape == (len(expected),)
+    assert np.allclose(normalize.normalize(values), expected)
+    assert normalize.normalize(values).shape == (len(expected),)
 
 
 def _view():

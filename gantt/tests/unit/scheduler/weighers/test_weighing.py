@@ -143,3 +143,20 @@ def test_claims_in_flight_count_only_while_marked():
     cache.unreserve(token)
     assert cache.table.marks == 0
     assert list(_view(cache).free(col)) == list(free)
+
+
+def test_one_runner_follows_a_changed_capability():
+    # the runner keeps a shared column's extremes between requests: the
+    # column that a changed report makes is a new one, weighed afresh
+    conf = _conf()
+    cache = _fleet()
+    runner = _runner(conf)
+    request = helpers.make_request()
+    mask = np.ones(_view(cache).n, dtype=bool)
+    runner.weigh(_view(cache), request, mask)
+    _report(cache, "h05", capabilities={"hypervisor_version": "7"})
+    view = _view(cache)
+    expected, _parts = _runner(conf, vectorised=False).run(
+        view, request, np.flatnonzero(mask))
+    assert np.allclose(runner.weigh(view, request, mask).totals, expected,
+                       rtol=0, atol=1e-9)
