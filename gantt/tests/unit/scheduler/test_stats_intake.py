@@ -17,7 +17,7 @@ from gantt.objects import compute_node as cn_obj
 from gantt.objects import numa as numa_obj
 from gantt.objects import provider as provider_obj
 from gantt.scheduler.intake import stats_intake
-from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import update as update_mod
 from gantt.tests import factories
 
 AGG = "6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5"
@@ -37,7 +37,7 @@ def _node(name="host1", sequence=10, **fields):
 def _object_report(primitive, received_at=1.0):
     """What the object path (and so the code before the intake) builds."""
     node = stats_intake.deserialize(primitive)
-    return host_cache.HostReport.from_compute_node(node, received_at)
+    return update_mod.HostUpdate.from_compute_node(node, received_at)
 
 
 def _data(primitive):

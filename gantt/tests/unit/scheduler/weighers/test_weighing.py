@@ -15,8 +15,8 @@ from gantt.objects import aggregate as aggregate_obj
 from gantt.scheduler.pipeline import plugins
 from gantt.scheduler.pipeline import weighers
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_cache
 from gantt.scheduler.state import host_view
+from gantt.scheduler.state import update as update_mod
 from gantt.tests.unit.scheduler import helpers
 
 HPC = "a0a0a0a0-0000-4000-8000-0000000000f1"
@@ -57,7 +57,7 @@ def _fleet(count=30, version_base=0):
 
 def _report(cache, name, **fields):
     """``name`` reports again, with ``fields`` changed."""
-    cache.apply_report(host_cache.HostReport.from_compute_node(
+    cache.apply_report(update_mod.HostUpdate.from_compute_node(
         helpers.node(name, vcpus=16, memory_mb=8192, disk_gb=200, **fields),
         received_at=helpers.NOW))
 

@@ -17,8 +17,10 @@ from gantt.objects import numa as numa_obj
 from gantt.objects import pci as pci_obj
 from gantt.objects import provider as provider_obj
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import cache as cache_mod
 from gantt.scheduler.state import host_view
+from gantt.scheduler.state import load as load_mod
+from gantt.scheduler.state import update as update_mod
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
@@ -108,10 +110,10 @@ def _aggregate_set():
 
 def _applied(stored):
     """The reference: each stored host applied as a report."""
-    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
     cache.apply_aggregates(_aggregate_set())
     for i in range(len(stored)):
-        cache.apply_report(host_cache.stored_report(stored, i),
+        cache.apply_report(load_mod.stored_report(stored, i),
                            persisted=True)
         cache.apply_usage(stored.uuids[i], int(stored.generation[i]),
                           stored.usage_of(i))
@@ -121,7 +123,7 @@ def _applied(stored):
 
 
 def _loaded(stored):
-    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
     cache.apply_aggregates(_aggregate_set())
     cache.load(stored)
     return cache
@@ -186,7 +188,7 @@ def test_a_loaded_host_need_not_be_stored_again(manager):
     loaded = _loaded(stored)
     for node in nodes:
         row = loaded.table.row_by_uuid[node.uuid]
-        report = host_cache.HostReport.from_compute_node(
+        report = update_mod.HostUpdate.from_compute_node(
             node, received_at=float(loaded.table.persisted_at[row]) + 1)
         # the fingerprint of what the agent sent equals the stored one's
         assert not loaded.needs_persisting(report, interval=60), node.host
@@ -198,7 +200,7 @@ def test_a_bulk_load_leaves_no_spare_rows_and_grows_by_an_eighth(manager):
             "h%03d" % i))
     loaded = _loaded(providers.load_host_columns(manager.db))
     assert loaded.table.n == loaded.table.row_capacity == 100
-    loaded.apply_report(host_cache.HostReport.from_compute_node(
+    loaded.apply_report(update_mod.HostUpdate.from_compute_node(
         factories.compute_node_obj("one-more"), received_at=helpers.NOW))
     # not doubled: a 100k-host table must not take 100k spare rows
     assert loaded.table.row_capacity == 100 + 64
@@ -211,12 +213,12 @@ def test_a_report_cast_while_loading_is_kept_when_newer(manager):
     manager.report_resource_stats(newer)
     manager.report_resource_stats(older)
     stored = providers.load_host_columns(manager.db)
-    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
     # casts that reached this worker before the load wrote its rows
-    cache.apply_report(host_cache.HostReport.from_compute_node(
+    cache.apply_report(update_mod.HostUpdate.from_compute_node(
         factories.compute_node_obj("newer", vcpus=32, sequence=11),
         received_at=helpers.NOW))
-    cache.apply_report(host_cache.HostReport.from_compute_node(
+    cache.apply_report(update_mod.HostUpdate.from_compute_node(
         factories.compute_node_obj("older", vcpus=32, sequence=9),
         received_at=helpers.NOW))
     cache.load(stored)
@@ -239,7 +241,7 @@ def test_a_loaded_cache_takes_newer_usage_and_reports(manager):
     assert loaded.table.used[row, vcpu] == 5
     node = factories.compute_node_obj("plain", traits=["CUSTOM_NEW"],
                                       aggregates=[])
-    assert loaded.apply_report(host_cache.HostReport.from_compute_node(
+    assert loaded.apply_report(update_mod.HostUpdate.from_compute_node(
         node, received_at=helpers.NOW))
     view = host_view.HostView(loaded.table, helpers.NOW, 60)
     assert view.record(row).traits == {"CUSTOM_NEW"}

@@ -3,14 +3,15 @@
 import pytest
 
 from gantt.objects import compute_node
-from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import cache as cache_mod
 from gantt.scheduler.state import host_view
+from gantt.scheduler.state import update as update_mod
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
 
 def _report(node, received_at=helpers.NOW):
-    return host_cache.HostReport.from_compute_node(node,
+    return update_mod.HostUpdate.from_compute_node(node,
                                                    received_at=received_at)
 
 
@@ -248,7 +249,7 @@ def test_host_states_free_is_capacity_minus_used(total, reserved, ratio,
 ])
 def test_host_states_up_follows_service_down_time(age, up):
     clock = [helpers.NOW]
-    cache = host_cache.HostStateCache(clock=lambda: clock[0])
+    cache = cache_mod.HostStateCache(clock=lambda: clock[0])
     cache.apply_report(_report(factories.compute_node_obj("h1"),
                                received_at=helpers.NOW))
     clock[0] = helpers.NOW + age
@@ -298,7 +299,7 @@ def _node_with(sequence, memory_mb=4096):
 
 
 def test_a_repeated_report_refreshes_liveness_without_a_rewrite():
-    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
     cache.apply_report(_report(_node_with(1)), persisted=True)
     row = cache.table.row_by_uuid[factories.host_uuid("h1")]
     capabilities = cache.table.capabilities[row]
@@ -314,7 +315,7 @@ def test_a_repeated_report_refreshes_liveness_without_a_rewrite():
 
 
 def test_liveness_only_is_refused_when_the_content_differs():
-    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
     cache.apply_report(_report(_node_with(1)), persisted=True)
     assert cache.refresh_liveness(
         _report(_node_with(2, memory_mb=8192))) is None
@@ -325,7 +326,7 @@ def test_liveness_only_is_refused_when_the_content_differs():
 def test_content_cached_but_not_stored_is_never_kept_by_liveness():
     # 4 GiB stored; 8 GiB cached while the database was out; then the agent
     # says 4 GiB again: the row must go back to 4 GiB, not keep 8
-    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
     cache.apply_report(_report(_node_with(1)), persisted=True)
     cache.apply_report(_report(_node_with(2, memory_mb=8192)),
                        persisted=False)
