@@ -10,7 +10,7 @@ import uuid
 import numpy as np
 
 from gantt.db import allocations
-from gantt.db import providers
+from gantt.db import host_load
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import compute_node as cn_obj
 from gantt.objects import numa as numa_obj
@@ -97,7 +97,7 @@ def _stored_world(manager):
             factories.host_uuid("tree-pf0"): {"SRIOV_NET_VF": 1}})
         allocations.claim(conn, str(uuid.uuid4()), {
             factories.host_uuid("odd"): {"CUSTOM_FPGA": 2}})
-    return nodes, providers.load_host_columns(manager.db)
+    return nodes, host_load.load_host_columns(manager.db)
 
 
 def _aggregate_set():
@@ -198,7 +198,7 @@ def test_a_bulk_load_leaves_no_spare_rows_and_grows_by_an_eighth(manager):
     for i in range(100):
         manager.report_resource_stats(factories.compute_node_obj(
             "h%03d" % i))
-    loaded = _loaded(providers.load_host_columns(manager.db))
+    loaded = _loaded(host_load.load_host_columns(manager.db))
     assert loaded.table.n == loaded.table.row_capacity == 100
     loaded.apply_report(update_mod.HostUpdate.from_compute_node(
         factories.compute_node_obj("one-more"), received_at=helpers.NOW))
@@ -212,7 +212,7 @@ def test_a_report_cast_while_loading_is_kept_when_newer(manager):
     older = factories.compute_node_obj("older", vcpus=8, sequence=10)
     manager.report_resource_stats(newer)
     manager.report_resource_stats(older)
-    stored = providers.load_host_columns(manager.db)
+    stored = host_load.load_host_columns(manager.db)
     cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
     # casts that reached this worker before the load wrote its rows
     cache.apply_report(update_mod.HostUpdate.from_compute_node(
@@ -257,7 +257,7 @@ def test_hosts_with_children_are_loaded_as_reports_into_room_made_once(
         node.child_providers = [_child("t%03d-numa0" % i, node.uuid,
                                        {"VCPU": 4})]
         manager.report_resource_stats(node)
-    stored = providers.load_host_columns(manager.db)
+    stored = host_load.load_host_columns(manager.db)
     loaded = _loaded(stored)
     assert loaded.table.n == loaded.table.row_capacity == 100
     assert _snapshot(loaded) == _snapshot(_applied(stored))

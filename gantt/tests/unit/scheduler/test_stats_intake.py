@@ -12,13 +12,13 @@ import threading
 import pytest
 
 from gantt import exception
-from gantt.db import providers as db_providers
 from gantt.objects import compute_node as cn_obj
 from gantt.objects import numa as numa_obj
 from gantt.objects import provider as provider_obj
 from gantt.scheduler.intake import stats_intake
 from gantt.scheduler.state import update as update_mod
 from gantt.tests import factories
+from gantt.tests import stored_hosts
 
 AGG = "6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5"
 
@@ -190,13 +190,13 @@ def test_a_new_host_is_stored_then_unchanged_reports_skip_the_database(
         manager, intake):
     intake.take(_wire(_node(sequence=10)))
     intake.flush()
-    (stored,) = db_providers.load_hosts(manager.db)
+    (stored,) = stored_hosts.load_hosts(manager.db)
     assert stored.report["report_sequence"] == 10
     intake.take(_wire(_node(sequence=11)))
     intake.flush()
     # in the cache, not written again (report_persist_interval)
     assert _cached_sequence(manager, "host1") == 11
-    (stored,) = db_providers.load_hosts(manager.db)
+    (stored,) = stored_hosts.load_hosts(manager.db)
     assert stored.report["report_sequence"] == 10
     assert _stats(manager) == (2, 0, 0)
 
@@ -207,13 +207,13 @@ def test_draining_leaves_database_writes_to_the_storing_thread(
     intake.drain()
     # a host new to the cache must be stored first: not done by drain()
     assert (intake.pending(), len(manager.cache)) == (1, 0)
-    assert db_providers.load_hosts(manager.db) == []
+    assert stored_hosts.load_hosts(manager.db) == []
     intake.take(_wire(_node(sequence=11)))
     intake.drain()
     # the newer one replaced it in the storing queue
     assert intake.pending() == 1
     intake.flush()
-    (stored,) = db_providers.load_hosts(manager.db)
+    (stored,) = stored_hosts.load_hosts(manager.db)
     assert stored.report["report_sequence"] == 11
     assert _cached_sequence(manager, "host1") == 11
     assert _stats(manager) == (1, 1, 0)
@@ -223,7 +223,7 @@ def test_a_changed_report_is_stored(manager, intake):
     intake.take(_wire(_node(sequence=10)))
     intake.take(_wire(_node(sequence=11, vcpus=64)))
     intake.flush()
-    (stored,) = db_providers.load_hosts(manager.db)
+    (stored,) = stored_hosts.load_hosts(manager.db)
     assert stored.report["report_sequence"] == 11
     assert stored.inventories["VCPU"][0] == 64
 

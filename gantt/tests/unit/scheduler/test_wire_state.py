@@ -22,6 +22,7 @@ from gantt.scheduler.intake import host_identity
 from gantt.scheduler.intake import report_rules
 from gantt.scheduler.intake import stats_intake
 from gantt.tests import factories
+from gantt.tests import stored_hosts
 
 SMALL = {"vcpus": 1, "memory_mb": 1024, "root_gb": 10}
 
@@ -183,7 +184,7 @@ def test_a_forged_sequence_does_not_lock_out_a_restarted_agent(manager):
     _intake_report(manager, intake, 4, BOOT_B)        # stale in its boot
     _intake_report(manager, intake, 6, BOOT_B)
     assert _held_sequence(manager) == 6
-    [host] = db_providers.load_hosts(manager.db)
+    [host] = stored_hosts.load_hosts(manager.db)
     assert host.report["report_sequence"] == 5   # stored when boot changed
     assert host.inventories["VCPU"][0] == 16
 
@@ -221,7 +222,7 @@ def test_the_operator_reset_lets_the_next_report_in(manager):
     assert manager.update_resource_stats(factories.compute_node_obj(
         "h1", sequence=10, vcpus=8))
     assert _held_sequence(manager) == 10
-    [host] = db_providers.load_hosts(manager.db)
+    [host] = stored_hosts.load_hosts(manager.db)
     assert (host.report["report_sequence"],
             host.inventories["VCPU"][0]) == (10, 8)
 
@@ -248,7 +249,7 @@ def test_a_second_provider_under_a_host_name_is_refused(manager):
     assert err.value.kwargs["holder"] == factories.host_uuid("h1")
     assert [s.uuid for s in manager.get_host_states(["h1"])] == [
         factories.host_uuid("h1")]
-    assert [h.uuid for h in db_providers.load_hosts(manager.db)] == [
+    assert [h.uuid for h in stored_hosts.load_hosts(manager.db)] == [
         factories.host_uuid("h1")]
     assert manager.counters.values["messages_rejected"] == 1
 
