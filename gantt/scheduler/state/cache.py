@@ -2,13 +2,14 @@
 
 The cache owns a :class:`~.table.HostTable` and is its only writer: stats
 reports (:class:`~.update.HostUpdate`), usage (claims, peers, syncs),
-aggregates and standalone providers come in here; requests read its
-``table``.
+aggregates and standalone providers come in here; requests read a
+:meth:`HostStateCache.view` of it, and mark the claim they are making
+with :meth:`HostStateCache.reserved`.
 
 Concurrency model: writers hold ``_lock`` and change elements in place;
 when a table must grow (a new host, class or trait) the writer builds
 bigger arrays and swaps in a new ``HostTable``. A request takes
-``cache.table`` once and keeps that reference, so it always sees
+``cache.table`` once (its view) and keeps that reference, so it always sees
 arrays of consistent shapes. It may see one host's row half-updated; that
 can cost a claim retry, never an overcommit, because every claim is
 checked again in the database.
@@ -18,16 +19,27 @@ Over 400 lines: every writer of the table is a method here, so that what
 :mod:`~.rows` and the bulk load in :mod:`~.load`.
 """
 
+import contextlib
 import threading
 import time
+import typing
 
 import numpy as np
 
 from gantt.scheduler.intake import report_rules
+from gantt.scheduler.state import host_view
 from gantt.scheduler.state import load
 from gantt.scheduler.state import provider_tree
 from gantt.scheduler.state import rows
 from gantt.scheduler.state import table as table_mod
+
+
+class Reservation(typing.NamedTuple):
+    """A claim's mark, as :meth:`HostStateCache.reserve` made it."""
+
+    table: table_mod.HostTable      # the table the mark went into
+    provider_uuid: str
+    resources: dict
 
 
 class HostStateCache:
@@ -400,21 +412,48 @@ class HostStateCache:
 
     # -- reading ----------------------------------------------------------
 
+    def view(self, service_down_time):
+        """A :class:`~.host_view.HostView` of the hosts now held, for one
+        request (hosts not heard from for ``service_down_time`` seconds
+        are down)."""
+        return host_view.HostView(self.table, self._clock(),
+                                  service_down_time)
+
+    @contextlib.contextmanager
+    def reserved(self, provider_uuid, resources):
+        """Mark a claim this worker is making, for the ``with`` block:
+        this worker's other requests see ``resources`` taken on the host
+        of ``provider_uuid`` until the block ends, whether the claim
+        committed (publish its usage inside the block: never a moment in
+        which neither counts) or failed.
+
+        Yields the table the mark went into: a view of another table (the
+        cache grew meanwhile) does not show it, and must count the claim
+        itself.
+        """
+        mark = self.reserve(provider_uuid, resources)
+        try:
+            yield mark.table
+        finally:
+            self.unreserve(mark)
+
     def reserve(self, provider_uuid, resources):
-        """Mark a claim this worker is making; returns the token that
-        :meth:`unreserve` takes."""
+        """Mark a claim this worker is making; returns the
+        :class:`Reservation` that :meth:`unreserve` takes. Prefer
+        :meth:`reserved`, which cannot leave a mark behind."""
         with self._lock:
             self._mark(self.table, provider_uuid, resources, 1)
-            return (self.table, provider_uuid, resources)
+            return Reservation(self.table, provider_uuid, resources)
 
     def unreserve(self, token):
         """Drop a mark, from its table and from any bigger table that was
         copied from it meanwhile (views may still read either)."""
-        table, provider_uuid, resources = token
         with self._lock:
-            self._mark(table, provider_uuid, resources, -1)
-            if self.table is not table:
-                self._mark(self.table, provider_uuid, resources, -1)
+            self._mark(token.table, token.provider_uuid, token.resources,
+                       -1)
+            if self.table is not token.table:
+                self._mark(self.table, token.provider_uuid,
+                           token.resources, -1)
 
     @staticmethod
     def _mark(table, provider_uuid, resources, sign):

@@ -2,7 +2,6 @@
 
 from gantt.scheduler.pipeline import request as request_mod
 from gantt.scheduler.state import cache as cache_mod
-from gantt.scheduler.state import host_view
 from gantt.scheduler.state import update as update_mod
 from gantt.tests import factories
 
@@ -50,7 +49,7 @@ def make_cache(*nodes, ages=None, usages=None):
 def make_view(*nodes, ages=None, usages=None):
     """A HostView over ``nodes``, in that row order."""
     cache = make_cache(*nodes, ages=ages, usages=usages)
-    return host_view.HostView(cache.table, NOW, SERVICE_DOWN_TIME)
+    return cache.view(SERVICE_DOWN_TIME)
 
 
 def node(name="host1", **kwargs):

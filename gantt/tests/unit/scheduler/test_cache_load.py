@@ -178,7 +178,7 @@ def test_a_bulk_load_holds_what_the_reports_would(manager):
     assert _snapshot(loaded) == _snapshot(applied)
     assert loaded.table.n == applied.table.n == 7
     # listed by an aggregate's host list: a member too
-    view = host_view.HostView(loaded.table, helpers.NOW, 60)
+    view = loaded.view(60)
     assert view.in_aggregate(LISTED_AGG)[
         loaded.table.row_by_uuid[factories.host_uuid("listed")]]
 
@@ -243,7 +243,7 @@ def test_a_loaded_cache_takes_newer_usage_and_reports(manager):
                                       aggregates=[])
     assert loaded.apply_report(update_mod.HostUpdate.from_compute_node(
         node, received_at=helpers.NOW))
-    view = host_view.HostView(loaded.table, helpers.NOW, 60)
+    view = loaded.view(60)
     assert view.record(row).traits == {"CUSTOM_NEW"}
     assert view.record(row).aggregates == {LISTED_AGG}
     assert not view.in_aggregate(RACK_AGG)[row]

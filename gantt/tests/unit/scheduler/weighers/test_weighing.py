@@ -15,7 +15,6 @@ from gantt.objects import aggregate as aggregate_obj
 from gantt.scheduler.pipeline import plugins
 from gantt.scheduler.pipeline import weighers
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_view
 from gantt.scheduler.state import update as update_mod
 from gantt.tests.unit.scheduler import helpers
 
@@ -63,8 +62,7 @@ def _report(cache, name, **fields):
 
 
 def _view(cache):
-    return host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    return cache.view(helpers.SERVICE_DOWN_TIME)
 
 
 def _check_same_totals(conf, view, mask):
@@ -138,8 +136,7 @@ def test_claims_in_flight_count_only_while_marked():
     cache = _fleet(count=4)
     col = cache.table.resource_classes.get("MEMORY_MB")
     free = _view(cache).free(col).copy()
-    token = cache.reserve(helpers.node("h02").uuid, {"MEMORY_MB": 1000})
-    assert _view(cache).free(col)[2] == free[2] - 1000
-    cache.unreserve(token)
+    with cache.reserved(helpers.node("h02").uuid, {"MEMORY_MB": 1000}):
+        assert _view(cache).free(col)[2] == free[2] - 1000
     assert cache.table.marks == 0
     assert list(_view(cache).free(col)) == list(free)
