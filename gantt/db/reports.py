@@ -19,6 +19,9 @@ has committed before the save reads. On MariaDB, whose repeatable-read
 snapshot is taken at a transaction's first plain read, no plain read may
 come before those locks, or the save could miss a claim committed in
 between and cut an inventory below its usage.
+
+What the second transaction writes, once its report won the guard, is
+:class:`gantt.db.tree_writer.TreeWriter`'s work.
 """
 
 import collections
