@@ -48,7 +48,7 @@ def gantt_side(args):
             transport.cleanup()
         log = daemon.log()
         persisted = _consumers(db, sa) - before
-        over = _overcommitted(db, sa)
+        over = _overcommitted(db)
         db.dispose()
     total = sum(placed)
     rate = rate_calls * args.batch
@@ -70,16 +70,11 @@ def _consumers(db, sa):
             "SELECT COUNT(DISTINCT consumer_uuid) FROM allocations")).scalar()
 
 
-def _overcommitted(db, sa):
+def _overcommitted(db):
+    from gantt.db import audit
+
     with db.begin() as conn:
-        return conn.execute(sa.text(
-            "SELECT COUNT(*) FROM (SELECT a.resource_provider_id, "
-            "a.resource_class, SUM(a.used) AS used FROM allocations a "
-            "GROUP BY a.resource_provider_id, a.resource_class) u "
-            "JOIN inventories i ON i.resource_provider_id = "
-            "u.resource_provider_id AND i.resource_class = u.resource_class "
-            "WHERE u.used > (i.total - i.reserved) * i.allocation_ratio"
-        )).scalar()
+        return len(audit.overcommitted(conn))
 
 
 def table(results):

@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from gantt import rpc  # noqa: E402
 from gantt.db import models  # noqa: E402
-from gantt.db import providers  # noqa: E402
+from gantt.db import reports  # noqa: E402
 from gantt.rpcapi import client as rpc_client  # noqa: E402
 from gantt.tests import factories as f  # noqa: E402
 from gantt.tests import fixtures as gantt_fixtures  # noqa: E402
@@ -57,7 +57,7 @@ def _prefill(db, nodes, fill):
     """Write hosts and allocations straight into the database: each host
     ``fill`` full (in whole instances), as if long in service."""
     for node in nodes:
-        providers.save_report(db, node)
+        reports.save_report(db, node)
     per_host = int(PER_HOST * fill)
     alloc = models.Allocation.__table__
     consumers = models.Consumer.__table__

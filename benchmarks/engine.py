@@ -58,8 +58,9 @@ from gantt.scheduler.pipeline import plugins
 from gantt.scheduler.pipeline import request as request_mod
 from gantt.scheduler.pipeline import weighers as weighers_base
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import cache as cache_mod
 from gantt.scheduler.state import host_view
+from gantt.scheduler.state import update as update_mod
 
 SEED = 42
 SHAPES = ((32, 131072, 1024, 3), (64, 262144, 2048, 4),
@@ -104,7 +105,7 @@ class _Lookup:
 
 def build_cache(count, rng):
     """A HostStateCache of ``count`` hosts, and the hosts of the group."""
-    cache = host_cache.HostStateCache(clock=lambda: NOW)
+    cache = cache_mod.HostStateCache(clock=lambda: NOW)
     weights = [s[3] for s in SHAPES]
     names = []
     for i in range(count):
@@ -116,7 +117,7 @@ def build_cache(count, rng):
             aggs.add(_agg_uuid("ssd"))
         if i % 13 == 0:
             aggs.add(_agg_uuid("hpc"))
-        report = host_cache.HostReport(
+        report = update_mod.HostUpdate(
             uuid=_uuid(i, 1), host=name, nodename=name, cell_uuid=CELL,
             availability_zone=ZONES[i % 3],
             disabled=rng.random() < 0.004, report_sequence=1,

@@ -32,7 +32,7 @@ from gantt.db import migration
 from gantt.db import models
 from gantt.objects import compute_node as cn_obj
 from gantt.objects import request_spec as rs_obj
-from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import update as update_mod
 
 objects.register_all()
 
@@ -148,7 +148,7 @@ def num_instances(host):
 
 def host_report(cloud, host, received_at, sequence=1):
     """What the cache stores for one host (as a report would give it)."""
-    return host_cache.HostReport(
+    return update_mod.HostUpdate(
         uuid=host["uuid"], host=host["name"], nodename=host["name"],
         cell_uuid=CELL_UUID, availability_zone=host["zone"],
         disabled=host["disabled"], report_sequence=sequence,

@@ -35,6 +35,7 @@ from gantt import exception
 from gantt import rpc
 from gantt import version
 from gantt.cmd import common
+from gantt.db import audit
 from gantt.db import models
 from gantt.objects import compute_node
 from gantt.objects import request_spec
@@ -358,18 +359,11 @@ def _summary(args, fleet, tally, states, stats, db_url, timings):
             by_class[cls][res.resource_class + ".cap"] += capacity
         by_class[cls]["hosts"] += 1
     engine = sa.create_engine(db_url)
-    alloc = models.Allocation.__table__
+    alloc = models.ALLOC
     with engine.connect() as conn:
         consumers = conn.execute(sa.select(
             sa.func.count(sa.distinct(alloc.c.consumer_uuid)))).scalar()
-        over = conn.execute(sa.text(
-            "SELECT COUNT(*) FROM (SELECT a.resource_provider_id, "
-            "a.resource_class, SUM(a.used) AS used FROM allocations a "
-            "GROUP BY a.resource_provider_id, a.resource_class) u "
-            "JOIN inventories i ON i.resource_provider_id = "
-            "u.resource_provider_id AND i.resource_class = u.resource_class "
-            "WHERE u.used > (i.total - i.reserved) * i.allocation_ratio"
-        )).scalar()
+        over = len(audit.overcommitted(conn))
     engine.dispose()
     lat = tally.latencies
     print("\n=== Gantt demo summary " + "=" * 45)

@@ -10,13 +10,11 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from gantt import exception
-from gantt.db import models
+from gantt.db.models import AGGREGATE_HOSTS
+from gantt.db.models import AGGREGATE_META
+from gantt.db.models import AGGREGATES
+from gantt.db.models import REPORTS
 from gantt.objects import aggregate as aggregate_obj
-
-AGG = models.Aggregate.__table__
-HOSTS = models.AggregateHost.__table__
-META = models.AggregateMetadata.__table__
-REPORTS = models.HostReport.__table__
 
 
 def save(db, aggregate, retries=3):
@@ -38,26 +36,26 @@ def save(db, aggregate, retries=3):
 
 def _save(conn, aggregate):
     now = timeutils.utcnow()
-    row = conn.execute(sa.select(AGG.c.id).where(
-        AGG.c.uuid == aggregate.uuid)).first()
+    row = conn.execute(sa.select(AGGREGATES.c.id).where(
+        AGGREGATES.c.uuid == aggregate.uuid)).first()
     created = row is None
     _refuse_unknown_hosts(conn, None if created else row.id, aggregate.hosts)
     if created:
-        agg_id = conn.execute(AGG.insert().values(
+        agg_id = conn.execute(AGGREGATES.insert().values(
             uuid=aggregate.uuid, name=aggregate.name,
             created_at=now)).inserted_primary_key[0]
     else:
         agg_id = row.id
-        conn.execute(AGG.update().where(AGG.c.id == agg_id).values(
-            name=aggregate.name, updated_at=now))
-        conn.execute(HOSTS.delete().where(HOSTS.c.aggregate_id == agg_id))
-        conn.execute(META.delete().where(META.c.aggregate_id == agg_id))
+        conn.execute(AGGREGATES.update()
+                     .where(AGGREGATES.c.id == agg_id)
+                     .values(name=aggregate.name, updated_at=now))
+        _delete_members(conn, agg_id)
     if aggregate.hosts:
-        conn.execute(HOSTS.insert(), [
+        conn.execute(AGGREGATE_HOSTS.insert(), [
             {"aggregate_id": agg_id, "host": h}
             for h in sorted(set(aggregate.hosts))])
     if aggregate.metadata:
-        conn.execute(META.insert(), [
+        conn.execute(AGGREGATE_META.insert(), [
             {"aggregate_id": agg_id, "key": k, "value": v}
             for k, v in sorted(aggregate.metadata.items())])
     return created
@@ -72,8 +70,8 @@ def _refuse_unknown_hosts(conn, agg_id, hosts):
     """
     added = set(hosts)
     if agg_id is not None:
-        added -= set(conn.execute(sa.select(HOSTS.c.host).where(
-            HOSTS.c.aggregate_id == agg_id)).scalars())
+        added -= set(conn.execute(sa.select(AGGREGATE_HOSTS.c.host).where(
+            AGGREGATE_HOSTS.c.aggregate_id == agg_id)).scalars())
     if not added:
         return
     known = set(conn.execute(sa.select(REPORTS.c.host).where(
@@ -83,18 +81,23 @@ def _refuse_unknown_hosts(conn, agg_id, hosts):
         raise exception.HostNotFound(hosts=", ".join(unknown))
 
 
+def _delete_members(conn, agg_id):
+    """Delete the host list and metadata of aggregate ``agg_id``."""
+    for table in (AGGREGATE_HOSTS, AGGREGATE_META):
+        conn.execute(table.delete().where(table.c.aggregate_id == agg_id))
+
+
 def delete(db, uuid):
     """Delete an aggregate; False when there was none."""
     with db.begin() as conn:
-        row = conn.execute(sa.select(AGG.c.id).where(
-            AGG.c.uuid == uuid)).first()
+        row = conn.execute(sa.select(AGGREGATES.c.id).where(
+            AGGREGATES.c.uuid == uuid)).first()
         if row is None:
             return False
         # NOTE: explicit deletes, not ON DELETE CASCADE, which SQLite
         # enforces only with foreign keys on
-        conn.execute(HOSTS.delete().where(HOSTS.c.aggregate_id == row.id))
-        conn.execute(META.delete().where(META.c.aggregate_id == row.id))
-        conn.execute(AGG.delete().where(AGG.c.id == row.id))
+        _delete_members(conn, row.id)
+        conn.execute(AGGREGATES.delete().where(AGGREGATES.c.id == row.id))
         return True
 
 
@@ -102,14 +105,16 @@ def load_all(db):
     """Every aggregate, as Aggregate objects sorted by name then uuid."""
     with db.begin() as conn:
         aggs = {r.id: (r.uuid, r.name) for r in conn.execute(
-            sa.select(AGG.c.id, AGG.c.uuid, AGG.c.name))}
+            sa.select(AGGREGATES.c.id, AGGREGATES.c.uuid, AGGREGATES.c.name))}
         hosts = {}
         for agg_id, host in conn.execute(
-                sa.select(HOSTS.c.aggregate_id, HOSTS.c.host)):
+                sa.select(AGGREGATE_HOSTS.c.aggregate_id,
+                          AGGREGATE_HOSTS.c.host)):
             hosts.setdefault(agg_id, []).append(host)
         meta = {}
         for agg_id, key, value in conn.execute(
-                sa.select(META.c.aggregate_id, META.c.key, META.c.value)):
+                sa.select(AGGREGATE_META.c.aggregate_id,
+                          AGGREGATE_META.c.key, AGGREGATE_META.c.value)):
             meta.setdefault(agg_id, {})[key] = value
     out = [aggregate_obj.Aggregate(uuid=uuid, name=name,
                                    hosts=sorted(hosts.get(agg_id, [])),

@@ -61,15 +61,13 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
 from gantt import exception
-from gantt.db import models
 from gantt.db import prepared
-
-RP = models.ResourceProvider.__table__
-INV = models.Inventory.__table__
-ALLOC = models.Allocation.__table__
-CONSUMERS = models.Consumer.__table__
-GROUPS = models.InstanceGroup.__table__
-REPORTS = models.HostReport.__table__
+from gantt.db.models import ALLOC
+from gantt.db.models import CONSUMERS
+from gantt.db.models import GROUPS
+from gantt.db.models import INV
+from gantt.db.models import REPORTS
+from gantt.db.models import RP
 
 
 @dataclasses.dataclass(frozen=True)

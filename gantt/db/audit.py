@@ -9,23 +9,27 @@ consumer. Hosts whose agent does not report instances are never judged.
 A move's source is held by its migration consumer while the source host
 still runs (and lists) the instance: an active move counts as listed when
 its instance is.
+
+:func:`overcommitted` checks the invariant every claim keeps (no provider
+allocated beyond its capacity), for the demo, the C1M benchmark and the
+functional tests.
 """
 
 import collections
 import dataclasses
 import datetime
 import json
+import typing
 
 import sqlalchemy as sa
 
 from gantt.db import allocations
-from gantt.db import models
-
-RP = models.ResourceProvider.__table__
-ALLOC = models.Allocation.__table__
-CONSUMERS = models.Consumer.__table__
-REPORTS = models.HostReport.__table__
-MOVES = models.Move.__table__
+from gantt.db.models import ALLOC
+from gantt.db.models import CONSUMERS
+from gantt.db.models import INV
+from gantt.db.models import MOVES
+from gantt.db.models import REPORTS
+from gantt.db.models import RP
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,3 +94,37 @@ def release_orphans(db, orphans):
             if allocations.release(conn, consumer):
                 released += 1
     return released
+
+
+class Overcommit(typing.NamedTuple):
+    """A provider's class allocated beyond its capacity."""
+
+    provider_id: int
+    resource_class: str
+    used: int
+    capacity: float | None       # None: allocated, but no inventory
+
+
+def overcommitted(conn):
+    """Every provider class whose allocations exceed its capacity,
+    ``(total - reserved) * allocation_ratio``, or that is allocated with
+    no inventory at all: what no claim may ever leave behind.
+
+    :returns: a list of :class:`Overcommit`, by provider id and class
+    """
+    used = (sa.select(ALLOC.c.resource_provider_id, ALLOC.c.resource_class,
+                      sa.func.sum(ALLOC.c.used).label("used"))
+            .group_by(ALLOC.c.resource_provider_id, ALLOC.c.resource_class)
+            .subquery())
+    capacity = (INV.c.total - INV.c.reserved) * INV.c.allocation_ratio
+    query = (
+        sa.select(used.c.resource_provider_id, used.c.resource_class,
+                  used.c.used, capacity)
+        .select_from(used.outerjoin(INV, sa.and_(
+            INV.c.resource_provider_id == used.c.resource_provider_id,
+            INV.c.resource_class == used.c.resource_class)))
+        .where(sa.or_(INV.c.id.is_(None), used.c.used > capacity))
+        .order_by(used.c.resource_provider_id, used.c.resource_class))
+    return [Overcommit(rp_id, rc, int(amount),
+                       None if cap is None else float(cap))
+            for rp_id, rc, amount, cap in conn.execute(query)]

@@ -15,11 +15,9 @@ sequence that restarts with every boot of its agent (``boot_id``; see
 import sqlalchemy as sa
 
 from gantt import exception
-from gantt.db import models
-
-RP = models.ResourceProvider.__table__
-REPORTS = models.HostReport.__table__
-ALLOC = models.Allocation.__table__
+from gantt.db.models import ALLOC
+from gantt.db.models import REPORTS
+from gantt.db.models import RP
 
 #: the stored sequence after a reset: below any an agent sends
 RESET_SEQUENCE = -2 ** 63

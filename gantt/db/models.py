@@ -228,3 +228,27 @@ class Move(Base):
     state = sa.Column(sa.String(16), nullable=False)
     created_at = sa.Column(sa.DateTime, nullable=False)
     updated_at = sa.Column(sa.DateTime, nullable=True)
+
+
+# -- table handles --------------------------------------------------------
+# One name per table, for the SQLAlchemy Core queries of gantt.db (which
+# imports them by name: ``from gantt.db.models import RP``).
+
+RP = ResourceProvider.__table__
+INV = Inventory.__table__
+CONSUMERS = Consumer.__table__
+ALLOC = Allocation.__table__
+TRAITS = ProviderTrait.__table__
+AGGS = ProviderAggregate.__table__          # a provider's aggregates
+REPORTS = HostReport.__table__
+PROVIDER_REPORTS = ProviderReport.__table__
+GROUPS = InstanceGroup.__table__
+AGGREGATES = Aggregate.__table__            # the aggregates themselves
+AGGREGATE_HOSTS = AggregateHost.__table__
+AGGREGATE_META = AggregateMetadata.__table__
+MOVES = Move.__table__
+
+#: the fields of an inventory, in the order the database's readers give
+#: them as tuples (``scheduler.state.update.Inventory``'s order)
+INVENTORY_FIELDS = ("total", "reserved", "min_unit", "max_unit",
+                    "step_size", "allocation_ratio")

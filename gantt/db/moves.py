@@ -36,12 +36,11 @@ import sqlalchemy as sa
 
 from gantt import exception
 from gantt.db import allocations as alloc_db
-from gantt.db import models
+from gantt.db.models import ALLOC
+from gantt.db.models import CONSUMERS
+from gantt.db.models import MOVES
+from gantt.db.models import RP
 
-RP = models.ResourceProvider.__table__
-ALLOC = models.Allocation.__table__
-CONSUMERS = models.Consumer.__table__
-MOVES = models.Move.__table__
 ACTIVE = "active"
 
 

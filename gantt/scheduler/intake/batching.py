@@ -6,7 +6,7 @@ batches, on threads that never wait on the database.
     take/offer(primitive)
         ─▶ wire.peek (uuid, report_sequence) ─▶ not newer than held? dropped
         ─▶ the wire's checks (gantt.rpcapi.validate) on the primitive
-        ─▶ wire.build_report: HostReport straight from the primitive,
+        ─▶ wire.build_report: HostUpdate straight from the primitive,
            validated (bad: rejected, counted; a pending good report stays)
         ─▶ pending[uuid]  (a newer report replaces an unapplied one)
     drain()

@@ -1,7 +1,7 @@
 """One host name, one compute node: the cache's side, and the refusals.
 
 The database judges every report of a new provider (a new uuid always
-needs storing): ``gantt.db.providers`` refuses a report naming a host that
+needs storing): ``gantt.db.reports`` refuses a report naming a host that
 another compute node holds (``HostNameTaken``), backed by a unique key
 on the host name. Here:
 

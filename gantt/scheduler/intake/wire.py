@@ -1,9 +1,9 @@
 """Agents' reports from their wire form, without objects: the intake's
-fast parsing of ``update_resource_stats`` primitives into HostReports.
+fast parsing of ``update_resource_stats`` primitives into HostUpdates.
 
 A worker takes thousands of full reports a second, and most of them only
 say again what the cache holds with a higher ``report_sequence``. Going
-through oslo.versionedobjects, ``HostReport.from_compute_node`` and the
+through oslo.versionedobjects, ``HostUpdate.from_compute_node`` and the
 object validation costs about 0.5 ms of CPU each, under the GIL that the
 messaging threads also need; here a report costs a fraction of that:
 
@@ -14,7 +14,7 @@ messaging threads also need; here a report costs a fraction of that:
 * **No objects.** A report in the canonical form that Gantt's own
   serializer writes (the types each field holds, the object versions this
   code knows, no NUMA cells, PCI pools or child providers) becomes a
-  ``HostReport`` directly (:func:`fast_report`), checked against the same
+  ``HostUpdate`` directly (:func:`fast_report`), checked against the same
   rules as ``report_rules.validate_node``. Anything else takes the object
   path (oslo.versionedobjects, ``validate_node``, ``from_compute_node``),
   so a report the fast path cannot vouch for is judged exactly as before
@@ -32,7 +32,7 @@ from gantt.objects import compute_node as cn_obj
 from gantt.rpcapi import validate
 from gantt.scheduler.intake import report_rules
 from gantt.scheduler.pipeline import request as request_mod
-from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import update as update_mod
 
 _NAME = "gantt_object.name"
 _NAMESPACE = "gantt_object.namespace"
@@ -53,7 +53,7 @@ _NODE_FIELDS = frozenset(cn_obj.ComputeNode.fields)
 _INVENTORY_FIELDS = frozenset(cn_obj.Inventory.fields)
 #: ComputeNode fields whose content only the object path reads
 _OBJECT_LISTS = ("numa_cells", "pci_pools", "child_providers")
-#: Inventory's defaults, in HostReport's tuple order after total
+#: Inventory's defaults, in update.Inventory's field order after total
 _INVENTORY_DEFAULTS = (("reserved", 0), ("min_unit", 1),
                        ("max_unit", 2147483647), ("step_size", 1))
 _UPDATED_AT = cn_obj.ComputeNode.fields["updated_at"]
@@ -95,15 +95,15 @@ def peek(primitive):
 
 
 def build_report(primitive, received_at, known=None):
-    """A validated HostReport from a ComputeNode primitive.
+    """A validated HostUpdate from a ComputeNode primitive.
 
-    Equal to ``HostReport.from_compute_node`` of the deserialized object,
+    Equal to ``HostUpdate.from_compute_node`` of the deserialized object,
     after ``validate_node``: the fast path when the primitive is
     canonical, the object path otherwise.
 
     :param known: the caller's :class:`KnownValid` (None: keep nothing)
 
-    :returns: (HostReport, the ComputeNode object or None if none was made)
+    :returns: (HostUpdate, the ComputeNode object or None if none was made)
     :raises: InvalidRequest, naming what is wrong
     """
     try:
@@ -113,7 +113,7 @@ def build_report(primitive, received_at, known=None):
     node = deserialize(primitive)
     try:
         report_rules.validate_node(node)
-        report = host_cache.HostReport.from_compute_node(node, received_at)
+        report = update_mod.HostUpdate.from_compute_node(node, received_at)
     except (ovo_exc.VersionedObjectsException, ValueError, TypeError,
             KeyError, AttributeError) as exc:
         raise exception.InvalidRequest(
@@ -147,7 +147,7 @@ def deserialize(primitive):
 
 
 def fast_report(primitive, received_at, known=None):
-    """A HostReport straight from a canonical primitive (see the module).
+    """A HostUpdate straight from a canonical primitive (see the module).
 
     :param known: the caller's :class:`KnownValid` (None: keep nothing)
 
@@ -189,7 +189,7 @@ def fast_report(primitive, received_at, known=None):
     report_rules.validate_boot_id(fields["boot_id"])
     fields["inventories"] = _checked_inventories(inventories)
     fields["traits"] = known.traits(fields["traits"])
-    return host_cache.HostReport(received_at=received_at, **fields)
+    return update_mod.HostUpdate(received_at=received_at, **fields)
 
 
 def _typed(data, name, cls, default):
@@ -296,7 +296,7 @@ def _check_identity(fields, known):
 
 
 def _checked_inventories(inventories):
-    """``_validate_inventories``' rules; the HostReport inventory dict."""
+    """``_validate_inventories``' rules; the HostUpdate inventory dict."""
     result = {}
     for rc, values in inventories:
         request_mod.validate_resource_class(rc)
@@ -315,7 +315,7 @@ def _checked_inventories(inventories):
         if ratio <= 0:
             raise exception.InvalidRequest(
                 reason="%s: allocation_ratio must be positive" % rc)
-        result[rc] = values
+        result[rc] = update_mod.Inventory._make(values)
     return result
 
 

@@ -10,7 +10,7 @@ absent. Matrices are column-major, so that a key's column is contiguous.
 
 Both families grow themselves (more keys) by swapping in bigger arrays, and
 are copied with more rows by :meth:`grown` when the host table grows, like
-every other column of :class:`~gantt.scheduler.state.host_cache.HostTable`.
+every other column of :class:`~gantt.scheduler.state.table.HostTable`.
 Readers always read the key index first and the array second, and check the
 column number against the array's width, so a reader never indexes a
 column its array does not have.

@@ -98,8 +98,8 @@ class Provider:
     """One resource provider, immutable.
 
     ``inventories``: resource class -> (total, reserved, min_unit,
-    max_unit, step_size, allocation_ratio), the layout of
-    ``host_cache.HostReport.inventories``. ``usage``: class -> amount
+    max_unit, step_size, allocation_ratio), an ``update.Inventory`` or
+    the database's plain tuple of it. ``usage``: class -> amount
     allocated to all consumers. Neither dict may be changed once the
     provider is built (build a new provider with ``dataclasses.replace``).
     """

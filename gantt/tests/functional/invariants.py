@@ -1,24 +1,16 @@
 """What must hold in the database after any storm, race or fault.
 
-Each check is plain SQL over the tables, independent of Gantt's code, so a
-bug in the claim cannot hide itself from its own test.
+Each check is plain SQL over the tables, independent of the claim's code,
+so a bug in the claim cannot hide itself from its own test (the overcommit
+check is ``gantt.db.audit.overcommitted``, a read of its own that the demo
+and the C1M benchmark run too).
 """
 
 import dataclasses
 
 import sqlalchemy as sa
 
-OVERCOMMIT = sa.text("""
-    SELECT u.resource_provider_id, u.resource_class, u.used,
-           (i.total - i.reserved) * i.allocation_ratio AS capacity
-    FROM (SELECT resource_provider_id, resource_class, SUM(used) AS used
-          FROM allocations GROUP BY resource_provider_id, resource_class) u
-    LEFT JOIN inventories i
-      ON i.resource_provider_id = u.resource_provider_id
-     AND i.resource_class = u.resource_class
-    WHERE i.id IS NULL
-       OR u.used > (i.total - i.reserved) * i.allocation_ratio
-""")
+from gantt.db import audit
 
 # a consumer's allocations must all come from one host (one tree root)
 SPLIT = sa.text("""
@@ -83,7 +75,7 @@ def check(db):
         def rows(query):
             return [tuple(r) for r in conn.execute(query)]
         return Findings(
-            overcommitted=rows(OVERCOMMIT),
+            overcommitted=audit.overcommitted(conn),
             split_consumers=rows(SPLIT),
             doubled=rows(DOUBLED),
             anti_affinity_broken=rows(ANTI_AFFINITY),

@@ -92,9 +92,9 @@ def test_a_hot_spot_host_takes_exactly_its_capacity(daemon_factory,
 
 
 def _provider(db, name, vcpus):
-    from gantt.db import providers
+    from gantt.db import reports
     node = f.compute_node_obj(name, vcpus=vcpus)
-    providers.save_report(db, node)
+    reports.save_report(db, node)
     return node.uuid
 
 

@@ -23,8 +23,9 @@ import pytest
 
 from gantt import exception
 from gantt import rpcapi
-from gantt.db import providers as db_providers
+from gantt.db import host_load
 from gantt.tests import factories as f
+from gantt.tests import stored_hosts
 from gantt.tests.functional import conftest
 
 BIN = os.path.dirname(sys.executable)
@@ -94,7 +95,7 @@ def test_a_forged_sequence_does_not_outlive_the_agent_s_restart(daemon):
     assert _vcpus(_state(daemon)).total == 16
     _report(daemon, sequence=2, boot_id=BOOT_B)
     _wait("taken", lambda: _state(daemon).report_sequence == 2)
-    [stored] = db_providers.load_hosts(daemon.database)
+    [stored] = stored_hosts.load_hosts(daemon.database)
     assert stored.inventories["VCPU"][0] == 16
     assert stored.report["report_sequence"] in (1, 2)
 
@@ -114,7 +115,7 @@ def test_the_operator_reset_lets_an_agent_without_boot_id_in(daemon):
     _report(daemon, sequence=101)
     _wait("taken", lambda: _state(daemon).report_sequence == 101)
     assert _vcpus(_state(daemon)).total == 16
-    [stored] = db_providers.load_hosts(daemon.database)
+    [stored] = stored_hosts.load_hosts(daemon.database)
     assert (stored.report["report_sequence"],
             stored.inventories["VCPU"][0]) == (101, 16)
     missing = subprocess.run(
@@ -142,7 +143,7 @@ def _forced_to_h1(daemon):
 def test_a_second_provider_cannot_take_a_host_s_name(daemon):
     _report(daemon, sequence=1)
     _wait("known", lambda: daemon.client.get_host_states(None, ["h1"]))
-    stored = db_providers.load_hosts(daemon.database)
+    stored = stored_hosts.load_hosts(daemon.database)
     before = _counted(daemon)
     _forge_report(daemon, _impostor())
     _settled(daemon, before)
@@ -150,7 +151,7 @@ def test_a_second_provider_cannot_take_a_host_s_name(daemon):
     assert [s.uuid for s in daemon.client.get_host_states(None)] == [
         f.host_uuid("h1")]
     assert _forced_to_h1(daemon).compute_node_uuid == f.host_uuid("h1")
-    [after] = db_providers.load_hosts(daemon.database)
+    [after] = stored_hosts.load_hosts(daemon.database)
     assert dict(after.report, generation=None) == dict(
         stored[0].report, generation=None)
     assert after.inventories == stored[0].inventories
@@ -226,9 +227,9 @@ def test_a_forged_usage_cast_lasts_one_usage_sync_at_most(syncing_daemon):
     _wait("placeable", lambda: _placeable(daemon), timeout=SYNC_INTERVAL + 3)
     assert time.monotonic() - forged_at < SYNC_INTERVAL + 3
     _wait("synced", lambda: _state(daemon).generation == (
-        db_providers.usages_by_uuid(daemon.database)[uuid][0]),
+        host_load.usages_by_uuid(daemon.database)[uuid][0]),
         timeout=SYNC_INTERVAL + 3)
-    generation, usage = db_providers.usages_by_uuid(daemon.database)[uuid]
+    generation, usage = host_load.usages_by_uuid(daemon.database)[uuid]
     state = _state(daemon)
     assert state.generation == generation
     assert {r.resource_class: r.used for r in state.resources

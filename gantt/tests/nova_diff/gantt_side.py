@@ -36,10 +36,10 @@ from gantt.scheduler.pipeline import filters as filters_base
 from gantt.scheduler.pipeline import plugins
 from gantt.scheduler.pipeline import request as request_mod
 from gantt.scheduler.state import aggregates as aggregates_mod
-from gantt.scheduler.state import host_cache
 from gantt.scheduler.state import host_view
 from gantt.scheduler.state import numa
 from gantt.scheduler.state import pci
+from gantt.scheduler.state import update as update_mod
 from gantt.tests.nova_diff import requests
 from gantt.tests.nova_diff import worlds as worlds_mod
 
@@ -75,7 +75,7 @@ def _stats(h):
 
 
 def _report(h):
-    return host_cache.HostReport(
+    return update_mod.HostUpdate(
         uuid=h.uuid, host=h.name, nodename=h.name,
         cell_uuid=worlds_mod.CELLS[h.cell],
         availability_zone=worlds_mod.DEFAULT_ZONE,

@@ -1,10 +1,18 @@
-"""The orphan audit: judged only where agents say what runs on their host."""
+"""The orphan audit: judged only where agents say what runs on their host;
+and the overcommit check the demo, C1M and the functional tests share."""
 
+import datetime
 import os
 import tempfile
+import uuid
+
+import sqlalchemy as sa
 
 from gantt.cmd import manage
+from gantt.db import allocations
 from gantt.db import audit
+from gantt.db import models
+from gantt.db import reports
 from gantt.tests import factories
 
 
@@ -91,3 +99,29 @@ def _conf_file(db_url):
     with open(path, "w") as f:
         f.write("[database]\nconnection = %s\n" % db_url)
     return path
+
+
+def test_overcommitted_finds_usage_beyond_capacity_and_without_inventory(
+        any_db):
+    reports.save_report(any_db, factories.compute_node_obj("h1"))
+    h1 = factories.host_uuid("h1")
+    with any_db.begin() as conn:
+        allocations.claim(conn, str(uuid.uuid4()), {
+            h1: {"VCPU": 4, "MEMORY_MB": 1024}})
+        assert audit.overcommitted(conn) == []
+        rp_id = conn.execute(sa.select(models.RP.c.id).where(
+            models.RP.c.uuid == h1)).scalar_one()
+        # what no claim leaves: an inventory cut below its usage, and
+        # usage of a class the provider has no inventory of
+        conn.execute(models.INV.update().where(
+            models.INV.c.resource_provider_id == rp_id).where(
+            models.INV.c.resource_class == "VCPU").values(
+            total=3, reserved=0, allocation_ratio=1.0))
+        conn.execute(models.ALLOC.insert().values(
+            resource_provider_id=rp_id, consumer_uuid=str(uuid.uuid4()),
+            resource_class="CUSTOM_GONE", used=1,
+            created_at=datetime.datetime(2026, 1, 1)))
+        found = audit.overcommitted(conn)
+    assert found == [
+        audit.Overcommit(rp_id, "CUSTOM_GONE", 1, None),
+        audit.Overcommit(rp_id, "VCPU", 4, 3.0)]

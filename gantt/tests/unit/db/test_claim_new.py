@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from gantt import exception
 from gantt.db import allocations
 from gantt.db import models
-from gantt.db import providers
+from gantt.db import reports
 from gantt.scheduler import claims
 from gantt.tests import factories
 
@@ -24,7 +24,7 @@ GROUP = "5f0c8a52-3b1e-4d7a-9c66-0e2f4b8d1a37"
 
 def _two_hosts(db):
     for name in ("h1", "h2"):
-        providers.save_report(db, factories.compute_node_obj(
+        reports.save_report(db, factories.compute_node_obj(
             name, vcpus=8, memory_mb=8192, disk_gb=100))
     return db
 

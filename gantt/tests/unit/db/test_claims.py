@@ -6,7 +6,7 @@ import sqlalchemy as sa
 from gantt import exception
 from gantt.db import allocations
 from gantt.db import models
-from gantt.db import providers
+from gantt.db import reports
 from gantt.objects import compute_node
 from gantt.tests import factories
 
@@ -23,7 +23,7 @@ GROUP = "0b7a3d2e-8f9c-4c1d-a2b3-c4d5e6f70819"
 
 
 def _host(db, name, **fields):
-    providers.save_report(db, factories.compute_node_obj(name, **fields))
+    reports.save_report(db, factories.compute_node_obj(name, **fields))
 
 
 @pytest.fixture

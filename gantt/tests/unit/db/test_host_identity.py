@@ -13,8 +13,9 @@ from gantt.db import allocations
 from gantt.db import hosts
 from gantt.db import migration
 from gantt.db import models
-from gantt.db import providers
+from gantt.db import reports
 from gantt.tests import factories
+from gantt.tests import stored_hosts
 
 REPORTS = models.HostReport.__table__
 BOOT_A = "0a0a0a0a-0000-4000-8000-00000000000a"
@@ -36,27 +37,27 @@ def _stored(db):
 
 
 def test_a_new_boot_is_stored_whatever_its_sequence(any_db):
-    providers.save_report(any_db, _node(sequence=FORGED, boot_id=BOOT_A))
-    assert not providers.save_report(
+    reports.save_report(any_db, _node(sequence=FORGED, boot_id=BOOT_A))
+    assert not reports.save_report(
         any_db, _node(sequence=5, boot_id=BOOT_A)).applied
-    assert not providers.save_report(any_db, _node(sequence=5)).applied
-    assert providers.save_report(
+    assert not reports.save_report(any_db, _node(sequence=5)).applied
+    assert reports.save_report(
         any_db, _node(sequence=5, boot_id=BOOT_B)).applied
     assert _stored(any_db) == [("h1", 5, BOOT_B)]
 
 
 def test_a_second_provider_under_a_stored_host_name_is_refused(any_db):
-    providers.save_report(any_db, _node(sequence=1))
-    before = providers.load_hosts(any_db)
+    reports.save_report(any_db, _node(sequence=1))
+    before = stored_hosts.load_hosts(any_db)
     with pytest.raises(exception.HostNameTaken) as err:
-        providers.save_report(any_db, _node(uuid_of="impostor", vcpus=1))
+        reports.save_report(any_db, _node(uuid_of="impostor", vcpus=1))
     assert err.value.kwargs == {"host": "h1", "uuid": factories.host_uuid(
         "impostor"), "holder": factories.host_uuid("h1")}
     # nor may a known compute node rename itself to a name held
-    providers.save_report(any_db, _node("h2", sequence=1))
+    reports.save_report(any_db, _node("h2", sequence=1))
     with pytest.raises(exception.HostNameTaken):
-        providers.save_report(any_db, _node("h1", uuid_of="h2", sequence=2))
-    assert [h for h in providers.load_hosts(any_db)
+        reports.save_report(any_db, _node("h1", uuid_of="h2", sequence=2))
+    assert [h for h in stored_hosts.load_hosts(any_db)
             if h.uuid == factories.host_uuid("h1")] == before
     assert _stored(any_db) == [("h1", 1, None), ("h2", 1, None)]
 
@@ -66,7 +67,7 @@ def test_of_two_racing_providers_one_gets_the_name(server_db, monkeypatch):
     in; the other, checking again, is refused."""
     barrier = threading.Barrier(2)
     outcomes = []
-    check = providers._check_host_name
+    check = reports._check_host_name
     first_check = threading.local()
 
     def check_then_meet(conn, node):
@@ -75,11 +76,11 @@ def test_of_two_racing_providers_one_gets_the_name(server_db, monkeypatch):
             first_check.done = True
             barrier.wait(timeout=10)
 
-    monkeypatch.setattr(providers, "_check_host_name", check_then_meet)
+    monkeypatch.setattr(reports, "_check_host_name", check_then_meet)
 
     def report(name):
         try:
-            providers.save_report(server_db, _node(uuid_of=name))
+            reports.save_report(server_db, _node(uuid_of=name))
             outcomes.append(name)
         except exception.HostNameTaken:
             outcomes.append("refused")
@@ -92,44 +93,44 @@ def test_of_two_racing_providers_one_gets_the_name(server_db, monkeypatch):
         t.join()
     assert outcomes.count("refused") == 1, outcomes
     [winner] = set(outcomes) - {"refused"}
-    [host] = providers.load_hosts(server_db)
+    [host] = stored_hosts.load_hosts(server_db)
     assert host.uuid == factories.host_uuid(winner)
 
 
 def test_the_operator_reset_lets_any_next_report_in(any_db):
-    providers.save_report(any_db, _node(sequence=FORGED, boot_id=BOOT_A))
+    reports.save_report(any_db, _node(sequence=FORGED, boot_id=BOOT_A))
     assert hosts.reset_sequence(any_db, "h1") == factories.host_uuid("h1")
     assert _stored(any_db) == [("h1", hosts.RESET_SEQUENCE, None)]
     # a worker starting now loads it as it is
-    [loaded] = providers.load_hosts(any_db)
+    [loaded] = stored_hosts.load_hosts(any_db)
     assert loaded.report["report_sequence"] == hosts.RESET_SEQUENCE
-    assert providers.save_report(any_db, _node(sequence=0)).applied
+    assert reports.save_report(any_db, _node(sequence=0)).applied
     with pytest.raises(exception.HostNotFound):
         hosts.reset_sequence(any_db, "h9")
 
 
 def test_a_host_is_deleted_only_without_allocations(any_db):
-    providers.save_report(any_db, _node(sequence=1))
+    reports.save_report(any_db, _node(sequence=1))
     consumer = factories.uuids(1)[0]
     with any_db.begin() as conn:
         allocations.claim(conn, consumer, {factories.host_uuid("h1"): {
             "VCPU": 1}})
     with pytest.raises(exception.ProviderInUse):
         hosts.delete_host(any_db, "h1")
-    assert len(providers.load_hosts(any_db)) == 1
+    assert len(stored_hosts.load_hosts(any_db)) == 1
     with any_db.begin() as conn:
         allocations.release(conn, consumer)
     assert hosts.delete_host(any_db, "h1") == factories.host_uuid("h1")
-    assert providers.load_hosts(any_db) == []
+    assert stored_hosts.load_hosts(any_db) == []
     # and the name is free for a re-installed host
-    assert providers.save_report(any_db, _node(uuid_of="new")).applied
+    assert reports.save_report(any_db, _node(uuid_of="new")).applied
     with pytest.raises(exception.HostNotFound):
         hosts.delete_host(any_db, "h9")
 
 
 def test_boot_ids_are_read_for_the_cache(any_db):
-    providers.save_report(any_db, _node("h1", boot_id=BOOT_A))
-    providers.save_report(any_db, _node("h2"))
+    reports.save_report(any_db, _node("h1", boot_id=BOOT_A))
+    reports.save_report(any_db, _node("h2"))
     assert hosts.boot_ids(any_db) == {factories.host_uuid("h1"): BOOT_A}
 
 

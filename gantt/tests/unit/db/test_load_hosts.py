@@ -14,10 +14,15 @@ import pytest
 import sqlalchemy as sa
 
 from gantt.db import allocations
-from gantt.db import providers
+from gantt.db import bulk_read
+from gantt.db import host_load
+from gantt.db import models
+from gantt.db import reports
+from gantt.db import tree_writer
 from gantt.objects import compute_node as cn_obj
 from gantt.objects import provider as provider_obj
 from gantt.tests import factories
+from gantt.tests import stored_hosts
 
 AGG = str(uuid.UUID(int=0xA1))
 CELL = str(uuid.UUID(int=0xC1))
@@ -59,7 +64,7 @@ def _nodes():
 def _store(db):
     received = datetime.datetime(2026, 5, 6, 7, 8, 9, 123456)
     for node in _nodes():
-        assert providers.save_report(db, node, received_at=received).applied
+        assert reports.save_report(db, node, received_at=received).applied
     with db.begin() as conn:
         allocations.claim(conn, str(uuid.uuid4()), {
             factories.host_uuid("plain"): {"VCPU": 2, "CUSTOM_A": 4},
@@ -70,7 +75,7 @@ def _store(db):
 
 def _plain(db):
     """The reference: every table read row by row (the old loader)."""
-    rp, reports = providers.RP, providers.REPORTS
+    rp, reports = models.RP, models.REPORTS
     contents = collections.defaultdict(lambda: {
         "inventories": {}, "traits": set(), "aggregates": set(),
         "usage": collections.Counter()})
@@ -80,14 +85,14 @@ def _plain(db):
         hosts = {row.id: dict(row._mapping) for row in conn.execute(
             sa.select(rp.c.id, rp.c.uuid, rp.c.generation, *columns)
             .join(reports, reports.c.resource_provider_id == rp.c.id))}
-        for row in conn.execute(sa.select(providers.INV)):
+        for row in conn.execute(sa.select(models.INV)):
             contents[row.resource_provider_id]["inventories"][
-                row.resource_class] = providers._inventory_tuple(row)
-        for table, name in ((providers.TRAITS, "traits"),
-                            (providers.AGGS, "aggregates")):
+                row.resource_class] = tree_writer.inventory_tuple(row)
+        for table, name in ((models.TRAITS, "traits"),
+                            (models.AGGS, "aggregates")):
             for rp_id, value in conn.execute(sa.select(table)):
                 contents[rp_id][name].add(value)
-        for row in conn.execute(sa.select(providers.ALLOC)):
+        for row in conn.execute(sa.select(models.ALLOC)):
             contents[row.resource_provider_id]["usage"][
                 row.resource_class] += row.used
         uuids = dict(conn.execute(sa.select(rp.c.id, rp.c.uuid)).all())
@@ -103,7 +108,7 @@ def _plain(db):
 
 def _loaded(db):
     out, children = {}, {}
-    for host in providers.load_hosts(db):
+    for host in stored_hosts.load_hosts(db):
         out[host.uuid] = dict(
             report=host.report, inventories=host.inventories,
             traits=host.traits, aggregates=host.aggregates, usage=host.usage)
@@ -122,9 +127,9 @@ def _loaded(db):
 def test_the_batched_load_reads_what_plain_queries_read(any_db, batches,
                                                         limit, monkeypatch):
     if batches:
-        monkeypatch.setattr(providers, "_BATCH", batches[0])
-        monkeypatch.setattr(providers, "_ROW_BATCH", batches[1])
-    monkeypatch.setattr(providers, "_CONCAT_LIMIT", limit)
+        monkeypatch.setattr(bulk_read, "_BATCH", batches[0])
+        monkeypatch.setattr(bulk_read, "_ROW_BATCH", batches[1])
+    monkeypatch.setattr(bulk_read, "_CONCAT_LIMIT", limit)
     _store(any_db)
     hosts, children = _loaded(any_db)
     want_hosts, want_children = _plain(any_db)
@@ -138,13 +143,13 @@ def test_the_batched_load_reads_what_plain_queries_read(any_db, batches,
 
 
 def test_an_empty_database_loads_no_host(any_db):
-    stored = providers.load_host_columns(any_db)
-    assert len(stored) == 0 and providers.load_hosts(any_db) == []
+    stored = host_load.load_host_columns(any_db)
+    assert len(stored) == 0 and stored_hosts.load_hosts(any_db) == []
 
 
 def test_the_load_leaves_the_connection_as_it_found_it(any_db):
     _store(any_db)
-    providers.load_host_columns(any_db)
+    host_load.load_host_columns(any_db)
     if any_db.backend == "mysql":
         with any_db.engine.connect() as conn:
             # the pool's connections keep the server's default

@@ -13,9 +13,10 @@ import sqlalchemy as sa
 from gantt import exception
 from gantt.db import allocations
 from gantt.db import api as db_api
+from gantt.db import host_load
 from gantt.db import models
 from gantt.db import moves
-from gantt.db import providers
+from gantt.db import reports
 from gantt.tests import factories
 from gantt.tests.functional import invariants
 
@@ -41,7 +42,7 @@ def sdb(server_db):
 
 def _hosts(db):
     for name in ("h1", "h2", "h3"):
-        providers.save_report(db, factories.compute_node_obj(
+        reports.save_report(db, factories.compute_node_obj(
             name, vcpus=8, memory_mb=8192, disk_gb=100))
     return db
 
@@ -79,7 +80,7 @@ def generations(db):
 
 
 def usage(db):
-    return {u: used for u, (_, used) in providers.usages_by_uuid(db).items()}
+    return {u: used for u, (_, used) in host_load.usages_by_uuid(db).items()}
 
 
 def consumer_row(db, consumer):

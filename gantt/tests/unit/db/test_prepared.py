@@ -10,7 +10,7 @@ from gantt import exception
 from gantt.db import allocations
 from gantt.db import api as db_api
 from gantt.db import prepared
-from gantt.db import providers
+from gantt.db import reports
 from gantt.tests import factories
 
 H1 = factories.host_uuid("h1")
@@ -32,7 +32,7 @@ def test_placeholders_become_positional_once_per_name():
 
 @pytest.fixture
 def pg(postgresql_db):
-    providers.save_report(postgresql_db, factories.compute_node_obj(
+    reports.save_report(postgresql_db, factories.compute_node_obj(
         "h1", vcpus=8, memory_mb=8192, disk_gb=100))
     return postgresql_db
 

@@ -5,10 +5,12 @@ import sqlalchemy as sa
 
 from gantt import exception
 from gantt.db import allocations
+from gantt.db import host_load
 from gantt.db import models
-from gantt.db import providers
+from gantt.db import reports
 from gantt.objects import compute_node
 from gantt.tests import factories
+from gantt.tests import stored_hosts
 
 RP = models.ResourceProvider.__table__
 REPORTS = models.HostReport.__table__
@@ -17,7 +19,7 @@ VM1 = "11111111-1111-4111-8111-111111111111"
 
 
 def _save(db, **fields):
-    return providers.save_report(db, factories.compute_node_obj("h1",
+    return reports.save_report(db, factories.compute_node_obj("h1",
                                                                 **fields))
 
 
@@ -28,7 +30,7 @@ def _generation(db):
 
 
 def _stored(db):
-    [host] = [h for h in providers.load_hosts(db) if h.uuid == H1]
+    [host] = [h for h in stored_hosts.load_hosts(db) if h.uuid == H1]
     return host
 
 
@@ -120,16 +122,16 @@ def test_load_hosts_and_usages(sqlite_db):
         allocations.claim(conn, VM1, {H1: {"VCPU": 2, "DISK_GB": 10}})
     host = _stored(sqlite_db)
     assert host.usage == {"VCPU": 2, "DISK_GB": 10}
-    assert providers.usages_by_uuid(sqlite_db) == {
+    assert host_load.usages_by_uuid(sqlite_db) == {
         H1: (host.generation, {"VCPU": 2, "DISK_GB": 10})}
-    assert providers.usages_by_uuid(sqlite_db, [H1]) == {
+    assert host_load.usages_by_uuid(sqlite_db, [H1]) == {
         H1: (host.generation, {"VCPU": 2, "DISK_GB": 10})}
-    assert providers.usages_by_uuid(
+    assert host_load.usages_by_uuid(
         sqlite_db, [factories.host_uuid("other")]) == {}
 
 
 @pytest.mark.parametrize("fields,what", [
-    ({"stats": {"blob": "x" * providers.TEXT_MAX}},
+    ({"stats": {"blob": "x" * reports.TEXT_MAX}},
      "capabilities, stats, metrics, NUMA cells and PCI pools take"),
     ({"instance_uuids": factories.uuids(2000)}, "instance_uuids take"),
 ])
@@ -140,4 +142,4 @@ def test_detail_longer_than_a_text_column_is_refused_and_not_stored(
     with pytest.raises(exception.InvalidRequest) as info:
         _save(sqlite_db, sequence=1, **fields)
     assert what in str(info.value)
-    assert providers.load_hosts(sqlite_db) == []
+    assert stored_hosts.load_hosts(sqlite_db) == []

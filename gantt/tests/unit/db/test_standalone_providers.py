@@ -5,11 +5,13 @@ import sqlalchemy as sa
 
 from gantt import exception
 from gantt.db import allocations
+from gantt.db import host_load
 from gantt.db import models
-from gantt.db import providers
+from gantt.db import reports
 from gantt.objects import compute_node
 from gantt.objects import provider as provider_obj
 from gantt.tests import factories
+from gantt.tests import stored_hosts
 
 RP = models.ResourceProvider.__table__
 PROVIDER_REPORTS = models.ProviderReport.__table__
@@ -37,11 +39,11 @@ def report(sequence, disk=1000, reserved=0, traits=(SHARES,),
 
 
 def save(db, *args, **kwargs):
-    return providers.save_provider(db, report(*args, **kwargs))
+    return reports.save_provider(db, report(*args, **kwargs))
 
 
 def stored(db):
-    return {p.uuid: p for p in providers.load_standalone_providers(db)}
+    return {p.uuid: p for p in host_load.load_standalone_providers(db)}
 
 
 def claim(db, consumer, allocation_map, **kwargs):
@@ -55,7 +57,7 @@ def test_a_pool_round_trips(any_db):
             result.refused, result.stored_inventories) == (
         True, {POOL: 0}, 0, {}, None)
     claim(any_db, VM1, {POOL: {"DISK_GB": 40}})
-    [pool] = providers.load_standalone_providers(any_db)
+    [pool] = host_load.load_standalone_providers(any_db)
     assert (pool.uuid, pool.name, pool.parent_uuid, pool.report_sequence) == (
         POOL, "pool", None, 7)
     assert pool.inventories == {"DISK_GB": (1000, 0, 1, 2147483647, 1, 1.0)}
@@ -66,13 +68,13 @@ def test_a_pool_round_trips(any_db):
         row = conn.execute(sa.select(RP.c.id, RP.c.root_provider_id,
                                      RP.c.parent_provider_id)).one()
     assert (row.root_provider_id, row.parent_provider_id) == (row.id, None)
-    assert providers.load_hosts(any_db) == []
+    assert stored_hosts.load_hosts(any_db) == []
 
 
 def test_hosts_and_pools_are_loaded_apart(sqlite_db):
-    providers.save_report(sqlite_db, factories.compute_node_obj("h1"))
+    reports.save_report(sqlite_db, factories.compute_node_obj("h1"))
     save(sqlite_db, 1)
-    assert [h.uuid for h in providers.load_hosts(sqlite_db)] == [H1]
+    assert [h.uuid for h in stored_hosts.load_hosts(sqlite_db)] == [H1]
     assert list(stored(sqlite_db)) == [POOL]
 
 
@@ -135,7 +137,7 @@ def test_a_cut_below_usage(any_db, force, total_after, refused):
 def test_what_is_not_standalone_is_rejected(any_db, uuid, parent, what):
     numa = provider_obj.ResourceProvider(uuid=NUMA, name="numa",
                                          parent_provider_uuid=H1)
-    providers.save_report(any_db, factories.compute_node_obj(
+    reports.save_report(any_db, factories.compute_node_obj(
         "h1", child_providers=[numa]))
     with any_db.begin() as conn:
         before = sorted(tuple(r) for r in conn.execute(sa.select(RP)))
@@ -156,30 +158,30 @@ def test_delete_refused_while_in_use_then_done_then_idempotent(any_db):
     claim(any_db, VM1, {POOL: {"DISK_GB": 10}})
     claim(any_db, VM2, {POOL: {"DISK_GB": 10}})
     with pytest.raises(exception.ProviderInUse) as raised:
-        providers.delete_provider(any_db, POOL)
+        reports.delete_provider(any_db, POOL)
     assert POOL in str(raised.value)
     assert raised.value.kwargs == {"uuid": POOL, "consumers": 2}
     assert POOL in stored(any_db)
     for consumer in (VM1, VM2):
         with any_db.begin() as conn:
             allocations.release(conn, consumer)
-    assert providers.delete_provider(any_db, POOL) is True
+    assert reports.delete_provider(any_db, POOL) is True
     assert stored(any_db) == {}
     with any_db.begin() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(
             PROVIDER_REPORTS)).scalar_one() == 0
         assert conn.execute(sa.select(sa.func.count()).select_from(
             models.Inventory.__table__)).scalar_one() == 0
-    assert providers.delete_provider(any_db, POOL) is False
+    assert reports.delete_provider(any_db, POOL) is False
     # and it may come back, as new
     assert save(any_db, 1).generations == {POOL: 0}
 
 
 def test_delete_does_not_take_compute_nodes(sqlite_db):
-    providers.save_report(sqlite_db, factories.compute_node_obj("h1"))
+    reports.save_report(sqlite_db, factories.compute_node_obj("h1"))
     with pytest.raises(exception.InvalidRequest, match=H1):
-        providers.delete_provider(sqlite_db, H1)
-    assert [h.uuid for h in providers.load_hosts(sqlite_db)] == [H1]
+        reports.delete_provider(sqlite_db, H1)
+    assert [h.uuid for h in stored_hosts.load_hosts(sqlite_db)] == [H1]
 
 
 # -- a shared pool and the hosts of consumers ---------------------------------
@@ -189,7 +191,7 @@ def test_a_shared_pool_is_no_host_of_a_group(any_db):
     """Anti-affinity members on different hosts may all take disk from
     the one pool their hosts share: the pool is not a host."""
     for name in ("h1", "h2"):
-        providers.save_report(any_db, factories.compute_node_obj(
+        reports.save_report(any_db, factories.compute_node_obj(
             name, aggregates=[AGG]))
     save(any_db, 1)
     group = allocations.GroupClaim(GROUP, "anti-affinity")
@@ -208,9 +210,9 @@ def test_a_shared_pool_is_no_host_of_a_group(any_db):
 
 
 def test_a_shared_pool_does_not_split_an_affinity_group(sqlite_db):
-    providers.save_report(sqlite_db, factories.compute_node_obj(
+    reports.save_report(sqlite_db, factories.compute_node_obj(
         "h1", aggregates=[AGG]))
-    providers.save_report(sqlite_db, factories.compute_node_obj(
+    reports.save_report(sqlite_db, factories.compute_node_obj(
         "h2", aggregates=[AGG]))
     save(sqlite_db, 1)
     group = allocations.GroupClaim(GROUP, "affinity")

@@ -12,10 +12,12 @@ import sqlalchemy as sa
 from gantt import exception
 from gantt.db import allocations
 from gantt.db import models
-from gantt.db import providers
+from gantt.db import reports
+from gantt.db import tree_writer
 from gantt.objects import compute_node
 from gantt.objects import provider as provider_obj
 from gantt.tests import factories
+from gantt.tests import stored_hosts
 
 RP = models.ResourceProvider.__table__
 REPORTS = models.HostReport.__table__
@@ -60,11 +62,11 @@ def tree(**changes):
 def save(db, children, sequence, name="h1", force=False, **fields):
     node = factories.compute_node_obj(name, sequence=sequence,
                                       child_providers=children, **fields)
-    return providers.save_report(db, node, force=force)
+    return reports.save_report(db, node, force=force)
 
 
 def host(db, uuid=H1):
-    [found] = [h for h in providers.load_hosts(db) if h.uuid == uuid]
+    [found] = [h for h in stored_hosts.load_hosts(db) if h.uuid == uuid]
     return found
 
 
@@ -180,7 +182,7 @@ def test_load_hosts_queries_do_not_grow_with_hosts(sqlite_db):
         statements.clear()
         sa.event.listen(sqlite_db.engine, "before_cursor_execute", count)
         try:
-            loaded = providers.load_hosts(sqlite_db)
+            loaded = stored_hosts.load_hosts(sqlite_db)
         finally:
             sa.event.remove(sqlite_db.engine, "before_cursor_execute", count)
         return loaded, len(statements)
@@ -362,7 +364,7 @@ def _standalone(db, name):
             inventories=[compute_node.Inventory(resource_class="DISK_GB",
                                                 total=100)]),
         report_sequence=1)
-    providers.save_provider(db, report)
+    reports.save_provider(db, report)
 
 
 def _as_child(uuid, parent=H1):
@@ -440,7 +442,7 @@ def test_a_node_whose_uuid_is_another_kind_of_provider_is_rejected(any_db,
     node = factories.compute_node_obj("h9", sequence=5)
     node.uuid = uuid_of(root)
     with pytest.raises(exception.InvalidRequest, match=uuid_of(root)):
-        providers.save_report(any_db, node)
+        reports.save_report(any_db, node)
     assert everything(any_db) == before
 
 
@@ -469,20 +471,20 @@ def test_two_workers_inserting_a_new_tree_at_once(server_db, monkeypatch):
     the retry finds the report stored (applied=False), not an error."""
     node = factories.compute_node_obj("h1", sequence=1,
                                       child_providers=tree())
-    insert = providers._insert_tree
+    insert = reports._insert_tree
     raced = []
 
     def racing_insert(conn, *args):
         if not raced:
             raced.append(1)
             thread = threading.Thread(
-                target=providers.save_report, args=(server_db, node))
+                target=reports.save_report, args=(server_db, node))
             thread.start()
             thread.join(30)
         return insert(conn, *args)
 
-    monkeypatch.setattr(providers, "_insert_tree", racing_insert)
-    result = providers.save_report(server_db, node)
+    monkeypatch.setattr(reports, "_insert_tree", racing_insert)
+    result = reports.save_report(server_db, node)
     assert raced and result.applied is False
     assert set(result.generations) == {H1} | {c.uuid for c in tree()}
     assert len(host(server_db).children) == 4
@@ -522,7 +524,7 @@ def test_a_claim_committed_while_a_save_waits_is_counted(server_db,
     claim and be refused, never leave the provider overcommitted."""
     save(server_db, tree(), sequence=1, vcpus=4)
     uuid = H1 if target == "h1" else uuid_of("numa0")
-    lock = providers._TreeWriter.lock
+    lock = tree_writer.TreeWriter.lock
     reached, go = threading.Event(), threading.Event()
 
     def paused_lock(self, *args, **kwargs):
@@ -530,7 +532,7 @@ def test_a_claim_committed_while_a_save_waits_is_counted(server_db,
         assert go.wait(30)
         return lock(self, *args, **kwargs)
 
-    monkeypatch.setattr(providers._TreeWriter, "lock", paused_lock)
+    monkeypatch.setattr(tree_writer.TreeWriter, "lock", paused_lock)
     cut = rp("numa0", H1, {"VCPU": 1, "MEMORY_MB": 4096},
              traits=["CUSTOM_NUMA"])
     outcome = {}

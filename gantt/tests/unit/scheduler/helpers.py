@@ -1,8 +1,8 @@
 """Small builders shared by the scheduler unit tests (not a test module)."""
 
 from gantt.scheduler.pipeline import request as request_mod
-from gantt.scheduler.state import host_cache
-from gantt.scheduler.state import host_view
+from gantt.scheduler.state import cache as cache_mod
+from gantt.scheduler.state import update as update_mod
 from gantt.tests import factories
 
 #: the injected clock of every cache built here
@@ -37,9 +37,9 @@ def make_cache(*nodes, ages=None, usages=None):
     """
     ages = ages or {}
     usages = usages or {}
-    cache = host_cache.HostStateCache(clock=lambda: NOW)
+    cache = cache_mod.HostStateCache(clock=lambda: NOW)
     for node in nodes:
-        cache.apply_report(host_cache.HostReport.from_compute_node(
+        cache.apply_report(update_mod.HostUpdate.from_compute_node(
             node, received_at=NOW - ages.get(node.host, 0)))
         if node.host in usages:
             cache.apply_usage(node.uuid, 1, usages[node.host])
@@ -49,7 +49,7 @@ def make_cache(*nodes, ages=None, usages=None):
 def make_view(*nodes, ages=None, usages=None):
     """A HostView over ``nodes``, in that row order."""
     cache = make_cache(*nodes, ages=ages, usages=usages)
-    return host_view.HostView(cache.table, NOW, SERVICE_DOWN_TIME)
+    return cache.view(SERVICE_DOWN_TIME)
 
 
 def node(name="host1", **kwargs):

@@ -28,7 +28,6 @@ from gantt.scheduler.pipeline import filters
 from gantt.scheduler.pipeline import plugins
 from gantt.scheduler.pipeline import weighers
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests import fixtures as gantt_fixtures
 from gantt.tests.unit.scheduler import helpers
@@ -310,8 +309,7 @@ def request_for(draw, names):
 
 
 def _view(cache, consumed):
-    view = host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    view = cache.view(helpers.SERVICE_DOWN_TIME)
     for row, rc, amount in consumed:
         view.consume(row, {rc: amount})
     return view

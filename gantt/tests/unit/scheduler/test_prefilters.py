@@ -6,7 +6,6 @@ from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import request_spec
 from gantt.scheduler.pipeline import candidates
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
@@ -18,8 +17,7 @@ GOLD = "a0a0a0a0-0000-4000-8000-000000000003"
 def _view(*nodes, aggs=()):
     cache = helpers.make_cache(*nodes)
     cache.apply_aggregates(aggregates.AggregateSet(aggs))
-    return host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    return cache.view(helpers.SERVICE_DOWN_TIME)
 
 
 def _agg(uuid, hosts, **metadata):

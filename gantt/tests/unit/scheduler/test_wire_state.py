@@ -23,6 +23,7 @@ from gantt.scheduler.intake import batching
 from gantt.scheduler.intake import host_identity
 from gantt.scheduler.intake import report_rules
 from gantt.tests import factories
+from gantt.tests import stored_hosts
 
 SMALL = {"vcpus": 1, "memory_mb": 1024, "root_gb": 10}
 
@@ -186,7 +187,7 @@ def test_a_forged_sequence_does_not_lock_out_a_restarted_agent(scheduler):
     _intake_report(scheduler, intake, 4, BOOT_B)        # stale in its boot
     _intake_report(scheduler, intake, 6, BOOT_B)
     assert _held_sequence(scheduler) == 6
-    [host] = db_providers.load_hosts(scheduler.stats.db)
+    [host] = stored_hosts.load_hosts(scheduler.stats.db)
     assert host.report["report_sequence"] == 5   # stored when boot changed
     assert host.inventories["VCPU"][0] == 16
 
@@ -226,7 +227,7 @@ def test_the_operator_reset_lets_the_next_report_in(scheduler):
     assert scheduler.stats.update_resource_stats(factories.compute_node_obj(
         "h1", sequence=10, vcpus=8))
     assert _held_sequence(scheduler) == 10
-    [host] = db_providers.load_hosts(scheduler.stats.db)
+    [host] = stored_hosts.load_hosts(scheduler.stats.db)
     assert (host.report["report_sequence"],
             host.inventories["VCPU"][0]) == (10, 8)
 
@@ -253,7 +254,7 @@ def test_a_second_provider_under_a_host_name_is_refused(scheduler):
     assert err.value.kwargs["holder"] == factories.host_uuid("h1")
     assert [s.uuid for s in scheduler.operator.get_host_states(["h1"])] == [
         factories.host_uuid("h1")]
-    assert [h.uuid for h in db_providers.load_hosts(scheduler.stats.db)] == [
+    assert [h.uuid for h in stored_hosts.load_hosts(scheduler.stats.db)] == [
         factories.host_uuid("h1")]
     assert scheduler.counters.values["messages_rejected"] == 1
 

@@ -10,10 +10,10 @@ import threading
 
 import pytest
 
-from gantt.db import providers as db_providers
 from gantt.scheduler.intake import batching
 from gantt.scheduler.intake import wire
 from gantt.tests import factories
+from gantt.tests import stored_hosts
 from gantt.tests.unit.scheduler.intake import casts
 
 
@@ -38,13 +38,13 @@ def test_a_new_host_is_stored_then_unchanged_reports_skip_the_database(
         scheduler, intake):
     intake.take(casts.primitive(casts.node(sequence=10)))
     intake.flush()
-    (stored,) = db_providers.load_hosts(scheduler.stats.db)
+    (stored,) = stored_hosts.load_hosts(scheduler.stats.db)
     assert stored.report["report_sequence"] == 10
     intake.take(casts.primitive(casts.node(sequence=11)))
     intake.flush()
     # in the cache, not written again (report_persist_interval)
     assert _cached_sequence(scheduler, "host1") == 11
-    (stored,) = db_providers.load_hosts(scheduler.stats.db)
+    (stored,) = stored_hosts.load_hosts(scheduler.stats.db)
     assert stored.report["report_sequence"] == 10
     assert _stats(scheduler) == (2, 0, 0)
 
@@ -55,13 +55,13 @@ def test_draining_leaves_database_writes_to_the_storing_thread(
     intake.drain()
     # a host new to the cache must be stored first: not done by drain()
     assert (intake.pending(), len(scheduler.stats.cache)) == (1, 0)
-    assert db_providers.load_hosts(scheduler.stats.db) == []
+    assert stored_hosts.load_hosts(scheduler.stats.db) == []
     intake.take(casts.primitive(casts.node(sequence=11)))
     intake.drain()
     # the newer one replaced it in the storing queue
     assert intake.pending() == 1
     intake.flush()
-    (stored,) = db_providers.load_hosts(scheduler.stats.db)
+    (stored,) = stored_hosts.load_hosts(scheduler.stats.db)
     assert stored.report["report_sequence"] == 11
     assert _cached_sequence(scheduler, "host1") == 11
     assert _stats(scheduler) == (1, 1, 0)
@@ -71,7 +71,7 @@ def test_a_changed_report_is_stored(scheduler, intake):
     intake.take(casts.primitive(casts.node(sequence=10)))
     intake.take(casts.primitive(casts.node(sequence=11, vcpus=64)))
     intake.flush()
-    (stored,) = db_providers.load_hosts(scheduler.stats.db)
+    (stored,) = stored_hosts.load_hosts(scheduler.stats.db)
     assert stored.report["report_sequence"] == 11
     assert stored.inventories["VCPU"][0] == 64
 

@@ -15,7 +15,7 @@ from gantt.objects import compute_node as cn_obj
 from gantt.objects import numa as numa_obj
 from gantt.objects import provider as provider_obj
 from gantt.scheduler.intake import wire
-from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import update as update_mod
 from gantt.tests import factories
 from gantt.tests.unit.scheduler.intake import casts
 
@@ -25,7 +25,7 @@ AGG = "6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5"
 def _object_report(primitive, received_at=1.0):
     """What the object path (and so the code before the intake) builds."""
     node = wire.deserialize(primitive)
-    return host_cache.HostReport.from_compute_node(node, received_at)
+    return update_mod.HostUpdate.from_compute_node(node, received_at)
 
 
 FULL = dict(

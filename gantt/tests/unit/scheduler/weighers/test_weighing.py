@@ -15,8 +15,7 @@ from gantt.objects import aggregate as aggregate_obj
 from gantt.scheduler.pipeline import plugins
 from gantt.scheduler.pipeline import weighers
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_cache
-from gantt.scheduler.state import host_view
+from gantt.scheduler.state import update as update_mod
 from gantt.tests.unit.scheduler import helpers
 
 HPC = "a0a0a0a0-0000-4000-8000-0000000000f1"
@@ -57,14 +56,13 @@ def _fleet(count=30, version_base=0):
 
 def _report(cache, name, **fields):
     """``name`` reports again, with ``fields`` changed."""
-    cache.apply_report(host_cache.HostReport.from_compute_node(
+    cache.apply_report(update_mod.HostUpdate.from_compute_node(
         helpers.node(name, vcpus=16, memory_mb=8192, disk_gb=200, **fields),
         received_at=helpers.NOW))
 
 
 def _view(cache):
-    return host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    return cache.view(helpers.SERVICE_DOWN_TIME)
 
 
 def _check_same_totals(conf, view, mask):
@@ -138,9 +136,8 @@ def test_claims_in_flight_count_only_while_marked():
     cache = _fleet(count=4)
     col = cache.table.resource_classes.get("MEMORY_MB")
     free = _view(cache).free(col).copy()
-    token = cache.reserve(helpers.node("h02").uuid, {"MEMORY_MB": 1000})
-    assert _view(cache).free(col)[2] == free[2] - 1000
-    cache.unreserve(token)
+    with cache.reserved(helpers.node("h02").uuid, {"MEMORY_MB": 1000}):
+        assert _view(cache).free(col)[2] == free[2] - 1000
     assert cache.table.marks == 0
     assert list(_view(cache).free(col)) == list(free)
 

@@ -10,15 +10,17 @@ import uuid
 import numpy as np
 
 from gantt.db import allocations
-from gantt.db import providers
+from gantt.db import host_load
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import compute_node as cn_obj
 from gantt.objects import numa as numa_obj
 from gantt.objects import pci as pci_obj
 from gantt.objects import provider as provider_obj
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import cache as cache_mod
 from gantt.scheduler.state import host_view
+from gantt.scheduler.state import load as load_mod
+from gantt.scheduler.state import update as update_mod
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
@@ -95,7 +97,7 @@ def _stored_world(scheduler):
             factories.host_uuid("tree-pf0"): {"SRIOV_NET_VF": 1}})
         allocations.claim(conn, str(uuid.uuid4()), {
             factories.host_uuid("odd"): {"CUSTOM_FPGA": 2}})
-    return nodes, providers.load_host_columns(scheduler.stats.db)
+    return nodes, host_load.load_host_columns(scheduler.stats.db)
 
 
 def _aggregate_set():
@@ -108,10 +110,10 @@ def _aggregate_set():
 
 def _applied(stored):
     """The reference: each stored host applied as a report."""
-    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
     cache.apply_aggregates(_aggregate_set())
     for i in range(len(stored)):
-        cache.apply_report(host_cache.stored_report(stored, i),
+        cache.apply_report(load_mod.stored_report(stored, i),
                            persisted=True)
         cache.apply_usage(stored.uuids[i], int(stored.generation[i]),
                           stored.usage_of(i))
@@ -121,7 +123,7 @@ def _applied(stored):
 
 
 def _loaded(stored):
-    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
     cache.apply_aggregates(_aggregate_set())
     cache.load(stored)
     return cache
@@ -176,7 +178,7 @@ def test_a_bulk_load_holds_what_the_reports_would(scheduler):
     assert _snapshot(loaded) == _snapshot(applied)
     assert loaded.table.n == applied.table.n == 7
     # listed by an aggregate's host list: a member too
-    view = host_view.HostView(loaded.table, helpers.NOW, 60)
+    view = loaded.view(60)
     assert view.in_aggregate(LISTED_AGG)[
         loaded.table.row_by_uuid[factories.host_uuid("listed")]]
 
@@ -186,7 +188,7 @@ def test_a_loaded_host_need_not_be_stored_again(scheduler):
     loaded = _loaded(stored)
     for node in nodes:
         row = loaded.table.row_by_uuid[node.uuid]
-        report = host_cache.HostReport.from_compute_node(
+        report = update_mod.HostUpdate.from_compute_node(
             node, received_at=float(loaded.table.persisted_at[row]) + 1)
         # the fingerprint of what the agent sent equals the stored one's
         assert not loaded.needs_persisting(report, interval=60), node.host
@@ -196,9 +198,9 @@ def test_a_bulk_load_leaves_no_spare_rows_and_grows_by_an_eighth(scheduler):
     for i in range(100):
         scheduler.stats.report_resource_stats(factories.compute_node_obj(
             "h%03d" % i))
-    loaded = _loaded(providers.load_host_columns(scheduler.stats.db))
+    loaded = _loaded(host_load.load_host_columns(scheduler.stats.db))
     assert loaded.table.n == loaded.table.row_capacity == 100
-    loaded.apply_report(host_cache.HostReport.from_compute_node(
+    loaded.apply_report(update_mod.HostUpdate.from_compute_node(
         factories.compute_node_obj("one-more"), received_at=helpers.NOW))
     # not doubled: a 100k-host table must not take 100k spare rows
     assert loaded.table.row_capacity == 100 + 64
@@ -210,13 +212,13 @@ def test_a_report_cast_while_loading_is_kept_when_newer(scheduler):
     older = factories.compute_node_obj("older", vcpus=8, sequence=10)
     scheduler.stats.report_resource_stats(newer)
     scheduler.stats.report_resource_stats(older)
-    stored = providers.load_host_columns(scheduler.stats.db)
-    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    stored = host_load.load_host_columns(scheduler.stats.db)
+    cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
     # casts that reached this worker before the load wrote its rows
-    cache.apply_report(host_cache.HostReport.from_compute_node(
+    cache.apply_report(update_mod.HostUpdate.from_compute_node(
         factories.compute_node_obj("newer", vcpus=32, sequence=11),
         received_at=helpers.NOW))
-    cache.apply_report(host_cache.HostReport.from_compute_node(
+    cache.apply_report(update_mod.HostUpdate.from_compute_node(
         factories.compute_node_obj("older", vcpus=32, sequence=9),
         received_at=helpers.NOW))
     cache.load(stored)
@@ -239,9 +241,9 @@ def test_a_loaded_cache_takes_newer_usage_and_reports(scheduler):
     assert loaded.table.used[row, vcpu] == 5
     node = factories.compute_node_obj("plain", traits=["CUSTOM_NEW"],
                                       aggregates=[])
-    assert loaded.apply_report(host_cache.HostReport.from_compute_node(
+    assert loaded.apply_report(update_mod.HostUpdate.from_compute_node(
         node, received_at=helpers.NOW))
-    view = host_view.HostView(loaded.table, helpers.NOW, 60)
+    view = loaded.view(60)
     assert view.record(row).traits == {"CUSTOM_NEW"}
     assert view.record(row).aggregates == {LISTED_AGG}
     assert not view.in_aggregate(RACK_AGG)[row]
@@ -255,7 +257,7 @@ def test_hosts_with_children_are_loaded_as_reports_into_room_made_once(
         node.child_providers = [_child("t%03d-numa0" % i, node.uuid,
                                        {"VCPU": 4})]
         scheduler.stats.report_resource_stats(node)
-    stored = providers.load_host_columns(scheduler.stats.db)
+    stored = host_load.load_host_columns(scheduler.stats.db)
     loaded = _loaded(stored)
     assert loaded.table.n == loaded.table.row_capacity == 100
     assert _snapshot(loaded) == _snapshot(_applied(stored))

@@ -3,14 +3,15 @@
 import pytest
 
 from gantt.objects import compute_node
-from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import cache as cache_mod
 from gantt.scheduler.state import host_view
+from gantt.scheduler.state import update as update_mod
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
 
 def _report(node, received_at=helpers.NOW):
-    return host_cache.HostReport.from_compute_node(node,
+    return update_mod.HostUpdate.from_compute_node(node,
                                                    received_at=received_at)
 
 
@@ -83,7 +84,7 @@ def test_host_renamed_by_a_newer_report_moves_in_the_host_index():
     node = factories.compute_node_obj("h1", sequence=2)
     node.host = "h1-renamed"
     cache.apply_report(_report(node))
-    view = host_view.HostView(cache.table, helpers.NOW, 60)
+    view = cache.view(60)
     assert list(view.rows_of_hosts(["h1"])) == [False]
     assert list(view.rows_of_hosts(["h1-renamed"])) == [True]
 
@@ -162,7 +163,7 @@ def test_view_taken_before_growth_keeps_consistent_shapes():
     cache = helpers.make_cache(*[
         factories.compute_node_obj(f"h{i:03d}", vcpus=10 + i)
         for i in range(64)])
-    old = host_view.HostView(cache.table, helpers.NOW, 60)
+    old = cache.view(60)
     # a new host, new classes, traits and aggregates: every array is regrown
     for i in range(64, 70):
         cache.apply_report(_report(factories.compute_node_obj(
@@ -186,7 +187,7 @@ def test_view_taken_before_growth_keeps_consistent_shapes():
     assert old.free(col).shape == (64,)
     assert list(old.free(col)[:2]) == [10.0, 11.0]
 
-    new = host_view.HostView(cache.table, helpers.NOW, 60)
+    new = cache.view(60)
     assert new.n == 70
     assert new.fits("CUSTOM_R3", 4).sum() == 6
 
@@ -248,7 +249,7 @@ def test_host_states_free_is_capacity_minus_used(total, reserved, ratio,
 ])
 def test_host_states_up_follows_service_down_time(age, up):
     clock = [helpers.NOW]
-    cache = host_cache.HostStateCache(clock=lambda: clock[0])
+    cache = cache_mod.HostStateCache(clock=lambda: clock[0])
     cache.apply_report(_report(factories.compute_node_obj("h1"),
                                received_at=helpers.NOW))
     clock[0] = helpers.NOW + age
@@ -298,7 +299,7 @@ def _node_with(sequence, memory_mb=4096):
 
 
 def test_a_repeated_report_refreshes_liveness_without_a_rewrite():
-    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
     cache.apply_report(_report(_node_with(1)), persisted=True)
     row = cache.table.row_by_uuid[factories.host_uuid("h1")]
     capabilities = cache.table.capabilities[row]
@@ -314,7 +315,7 @@ def test_a_repeated_report_refreshes_liveness_without_a_rewrite():
 
 
 def test_liveness_only_is_refused_when_the_content_differs():
-    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
     cache.apply_report(_report(_node_with(1)), persisted=True)
     assert cache.refresh_liveness(
         _report(_node_with(2, memory_mb=8192))) is None
@@ -325,7 +326,7 @@ def test_liveness_only_is_refused_when_the_content_differs():
 def test_content_cached_but_not_stored_is_never_kept_by_liveness():
     # 4 GiB stored; 8 GiB cached while the database was out; then the agent
     # says 4 GiB again: the row must go back to 4 GiB, not keep 8
-    cache = host_cache.HostStateCache(clock=lambda: helpers.NOW)
+    cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
     cache.apply_report(_report(_node_with(1)), persisted=True)
     cache.apply_report(_report(_node_with(2, memory_mb=8192)),
                        persisted=False)
@@ -334,3 +335,37 @@ def test_content_cached_but_not_stored_is_never_kept_by_liveness():
     assert cache.refresh_liveness(again) is None
     assert cache.apply_report(again) is True
     assert _resources(_state(cache, "h1"))["MEMORY_MB"].total == 4096
+
+
+def test_a_view_reads_the_table_now_at_the_cache_clock():
+    cache = helpers.make_cache(factories.compute_node_obj("h1"))
+    view = cache.view(60)
+    assert view.table is cache.table and view.n == 1
+    assert view.now == helpers.NOW and view.service_down_time == 60
+
+
+def test_a_reservation_holds_for_its_block_whatever_ends_it():
+    cache = helpers.make_cache(factories.compute_node_obj("h1"))
+    uuid = factories.host_uuid("h1")
+    col = cache.table.resource_classes.get("VCPU")
+    with cache.reserved(uuid, {"VCPU": 2}) as table:
+        assert table is cache.table
+        assert (table.marks, table.pending[0, col]) == (1, 2)
+    assert (cache.table.marks, cache.table.pending[0, col]) == (0, 0)
+    with pytest.raises(RuntimeError):
+        with cache.reserved(uuid, {"VCPU": 2}):
+            raise RuntimeError("the claim failed")
+    assert (cache.table.marks, cache.table.pending[0, col]) == (0, 0)
+
+
+def test_a_reservation_made_before_growth_leaves_no_mark_in_either():
+    cache = helpers.make_cache(*[
+        factories.compute_node_obj(f"h{i:03d}") for i in range(64)])
+    uuid = factories.host_uuid("h000")
+    with cache.reserved(uuid, {"VCPU": 2}) as table:
+        # a new host: the cache swaps in a grown copy, mark included
+        cache.apply_report(_report(factories.compute_node_obj("h064")))
+        assert cache.table is not table and cache.table.marks == 1
+    col = table.resource_classes.get("VCPU")
+    for held in (table, cache.table):
+        assert (held.marks, held.pending[0, col]) == (0, 0)
