@@ -32,7 +32,7 @@ from gantt.scheduler.pipeline import pipeline as pipeline_mod
 from gantt.scheduler.pipeline import plugins
 from gantt.scheduler.pipeline import weighers as weighers_base
 from gantt.scheduler.pipeline.filters import resources as resource_filter
-from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import cache as cache_mod
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,7 +60,7 @@ def build(conf, db, *, broadcast=None, clock=time.time,
     """
     # the one copy of the world every service reads or writes; its clock
     # decides which hosts are up
-    cache = host_cache.HostStateCache(clock)
+    cache = cache_mod.HostStateCache(clock)
     # every service counts into the same statistics
     counters = counters_mod.Counters()
     # set once the cache is loaded: the endpoint answers only then

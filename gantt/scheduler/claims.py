@@ -29,8 +29,8 @@ from oslo_db import exception as db_exc
 from gantt import exception
 from gantt.db import allocations
 from gantt.db import api as db_api
+from gantt.db import host_load
 from gantt.db import moves
-from gantt.db import providers as db_providers
 from gantt.objects import usage as usage_obj
 from gantt.scheduler.pipeline import request as request_mod
 
@@ -365,7 +365,7 @@ class ClaimService:
 
         :param group: the request's GroupState, or None
         """
-        for uuid, (generation, usage) in db_providers.usages_by_uuid(
+        for uuid, (generation, usage) in host_load.usages_by_uuid(
                 self.db, list(allocation)).items():
             self.cache.apply_usage(uuid, generation, usage)
         if group is not None and isinstance(

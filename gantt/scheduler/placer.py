@@ -10,6 +10,7 @@ Instances that hold claims already (a retried call whose reply was lost)
 get those back (:mod:`.held`).
 """
 
+import contextlib
 import functools
 import logging
 import time
@@ -26,7 +27,6 @@ from gantt.scheduler import selections
 from gantt.scheduler.pipeline import cycle as cycle_mod
 from gantt.scheduler.pipeline import request as request_mod
 from gantt.scheduler.pipeline import weighers as weighers_base
-from gantt.scheduler.state import host_view
 
 LOG = logging.getLogger(__name__)
 
@@ -59,8 +59,7 @@ class Placer:
 
     def view(self):
         """A fresh window on the cache's table."""
-        return host_view.HostView(self.cache.table, self.cache.now(),
-                                  self.conf.scheduler.service_down_time)
+        return self.cache.view(self.conf.scheduler.service_down_time)
 
     @_retryable
     def select_destinations(self, spec, instance_uuids,
@@ -236,16 +235,14 @@ class Placer:
         """
         view, request = cycle.view, cycle.request
         # concurrent requests of this worker now see the room taken
-        mark = self.cache.reserve(view.uuids[decision.row], request.resources)
-        try:
-            # the committed usage is published first, then the mark
-            # dropped: never a moment in which neither counts
-            return claim(decision.consumer_uuid, decision.allocations,
-                         owner=cycle.owner)
-        except claims_mod.NEXT_CANDIDATE as exc:
-            failure = exc
-        finally:
-            self.cache.unreserve(mark)
+        with self.cache.reserved(view.uuids[decision.row], request.resources):
+            try:
+                # the committed usage is published first, then the mark
+                # dropped: never a moment in which neither counts
+                return claim(decision.consumer_uuid, decision.allocations,
+                             owner=cycle.owner)
+            except claims_mod.NEXT_CANDIDATE as exc:
+                failure = exc
         LOG.info("Claim for %s on %s failed (%s); trying the next host",
                  decision.consumer_uuid, view.hosts[decision.row], failure)
         cycle.exclude_failed(decision.row)
@@ -274,8 +271,7 @@ class Placer:
             by one, which moves each instance to its next host on failure
         :raises: NoValidHost (nothing claimed)
         """
-        marks = []
-        try:
+        with contextlib.ExitStack() as marks:
             decided = [self._decide_marked(cycle, uuid, marks)
                        for uuid in instance_uuids]
             try:
@@ -290,14 +286,11 @@ class Placer:
                     {p: None for d in decided for p in d.allocations}, exc,
                     cycle.request.instance_group)
                 return None
-        finally:
-            for mark in marks:
-                self.cache.unreserve(mark)
         return decided
 
     def _decide_marked(self, cycle, consumer_uuid, marks):
         """Decide one instance of a batch and mark its room in the cache
-        (the mark appended to ``marks``)."""
+        (the mark entered into the ExitStack ``marks``)."""
         view, request = cycle.view, cycle.request
         cycle.next_instance()
         ranking = self.pipeline.rank(cycle)
@@ -305,9 +298,9 @@ class Placer:
             self._no_valid_host(request, ranking.outcome)
         row, weight = self.picker.pick(ranking.weighing)
         provider = view.uuids[row]
-        mark = self.cache.reserve(provider, request.resources)
-        marks.append(mark)
-        if mark[0] is not view.table:
+        table = marks.enter_context(
+            self.cache.reserved(provider, request.resources))
+        if table is not view.table:
             # the cache swapped in a grown table since the view was
             # taken: the mark is not in the table the view reads
             view.consume(row, request.resources)

@@ -19,12 +19,14 @@ from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 
 from gantt import exception
+from gantt.db import host_load
 from gantt.db import hosts as db_hosts
-from gantt.db import providers as db_providers
+from gantt.db import reports as db_reports
 from gantt.objects import provider as provider_obj
 from gantt.scheduler.intake import host_identity
 from gantt.scheduler.intake import report_rules
-from gantt.scheduler.state import host_cache
+from gantt.scheduler.state import load as load_mod
+from gantt.scheduler.state import update as update_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -60,7 +62,7 @@ class StatsService:
         started = time.monotonic()
         # aggregates first: hosts they name join them as they are loaded
         self._load_aggregates()
-        stored = db_providers.load_host_columns(self.db)
+        stored = host_load.load_host_columns(self.db)
         # in bulk: as apply_report (persisted) and apply_usage of each
         self.cache.load(stored)
         self.cache.load_boot_ids(db_hosts.boot_ids(self.db))
@@ -113,7 +115,7 @@ class StatsService:
         :raises: InvalidRequest (nothing is stored)
         """
         report_rules.validate_node(node)
-        report = host_cache.HostReport.from_compute_node(
+        report = update_mod.HostUpdate.from_compute_node(
             node, received_at=self.cache.now())
         saved = None
         if persist or self.cache.needs_persisting(
@@ -152,7 +154,7 @@ class StatsService:
         the agent's next report, which carries the full state anyway.
         """
         try:
-            saved = db_providers.save_report(self.db, node,
+            saved = db_reports.save_report(self.db, node,
                                              timeutils.utcnow(), force=force)
         except exception.HostNameTaken as exc:
             self.refusals.refuse(exc)
@@ -211,7 +213,7 @@ class StatsService:
         """
         provider = report.provider
         report_rules.validate_provider(provider)
-        saved = db_providers.save_provider(self.db, report,
+        saved = db_reports.save_provider(self.db, report,
                                            timeutils.utcnow())
         for uuid, refused in saved.refused.items():
             LOG.warning("Provider %s: inventory change refused for %s",
@@ -228,7 +230,7 @@ class StatsService:
 
         :raises: ProviderInUse while it holds allocations
         """
-        deleted = db_providers.delete_provider(self.db, provider_uuid)
+        deleted = db_reports.delete_provider(self.db, provider_uuid)
         self.reload_providers()
         if deleted:
             LOG.info("Deleted provider %s", provider_uuid)
@@ -236,13 +238,13 @@ class StatsService:
 
     def reload_providers(self):
         """Re-read the standalone providers (and their usage)."""
-        stored = db_providers.load_standalone_providers(self.db)
+        stored = host_load.load_standalone_providers(self.db)
         known = {p.uuid for p in stored}
         for gone in {p.uuid for p in self.cache.standalone_providers()} - (
                 known):
             self.cache.remove_provider(gone)
         for p in stored:
-            self.cache.apply_provider(host_cache.stored_provider(p, p.uuid),
+            self.cache.apply_provider(load_mod.stored_provider(p, p.uuid),
                                       p.report_sequence)
             self.cache.apply_usage(p.uuid, p.generation, p.usage)
         return stored
@@ -274,7 +276,7 @@ class StatsService:
         """
         self.cache.begin_usage_sync()
         contradicted = self.cache.finish_usage_sync(
-            db_providers.usages_by_uuid(self.db))
+            host_load.usages_by_uuid(self.db))
         if contradicted:
             LOG.warning("Usage sync: %d provider(s) held a usage the "
                         "database does not (a forged or corrupt "

@@ -10,7 +10,7 @@ from oslo_db import exception as db_exc
 import pytest
 
 from gantt import exception
-from gantt.db import providers as db_providers
+from gantt.db import reports as db_reports
 from gantt.tests import factories
 
 
@@ -18,7 +18,7 @@ from gantt.tests import factories
 def dropped(monkeypatch):
     def save_report(db, node, received_at, force=False):
         raise db_exc.DBConnectionError("(2006, 'MySQL server has gone away')")
-    monkeypatch.setattr(db_providers, "save_report", save_report)
+    monkeypatch.setattr(db_reports, "save_report", save_report)
 
 
 def test_a_report_the_database_drops_while_it_answers_is_refused(

@@ -14,8 +14,9 @@ import pytest
 from gantt import exception
 from gantt import rpc
 from gantt import scheduler as scheduler_mod
+from gantt.db import host_load
 from gantt.db import hosts as db_hosts
-from gantt.db import providers as db_providers
+from gantt.db import reports as db_reports
 from gantt.objects import usage
 from gantt.rpcapi import versions
 from gantt.scheduler import counters as counters_mod
@@ -112,7 +113,7 @@ def test_a_sync_whose_read_failed_leaves_the_suspects_to_the_next(
         raise db_exc.DBConnectionError("down")
 
     with monkeypatch.context() as patch:
-        patch.setattr(db_providers, "usages_by_uuid", unreachable)
+        patch.setattr(host_load, "usages_by_uuid", unreachable)
         with pytest.raises(db_exc.DBConnectionError):
             scheduler.stats.sync_usage()
     assert scheduler.stats.sync_usage() == 1
@@ -266,7 +267,7 @@ def test_without_the_database_the_cache_refuses_a_second_provider(
     def unreachable(*args, **kwargs):
         raise db_exc.DBConnectionError("down")
 
-    monkeypatch.setattr(db_providers, "save_report", unreachable)
+    monkeypatch.setattr(db_reports, "save_report", unreachable)
     monkeypatch.setattr(scheduler.stats.db, "answers", lambda: False)
     with pytest.raises(exception.HostNameTaken):
         scheduler.stats.update_resource_stats(_impostor())
