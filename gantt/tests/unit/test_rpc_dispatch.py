@@ -70,7 +70,7 @@ def dispatcher():
 
 
 def _error(dispatcher, incoming):
-    with pytest.raises(rpc.rpc_dispatcher.ExpectedException) as info:
+    with pytest.raises(messaging.ExpectedException) as info:
         dispatcher.dispatch(incoming)
     # what oslo.messaging sends the caller: type and message, no code
     wire = messaging_common.serialize_remote_exception(info.value.exc_info)

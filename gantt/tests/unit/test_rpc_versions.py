@@ -236,4 +236,4 @@ def test_a_worker_keeps_one_reply_serializer_per_version():
     for i in range(50):
         dispatcher._replies_for("1." + "0" * i)
     assert len(dispatcher._reply_serializers) == 2
-    assert dispatcher._replies_for("x") is dispatcher.serializer
+    assert dispatcher._replies_for("x") is dispatcher.serializer.base
