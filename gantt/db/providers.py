@@ -87,8 +87,10 @@ class StoredProvider:
     traits: set = dataclasses.field(default_factory=set)
     aggregates: set = dataclasses.field(default_factory=set)
     usage: dict = dataclasses.field(default_factory=dict)
-    # standalone providers only: the sequence of their stored report
+    # standalone providers only: the sequence and boot of their stored
+    # report
     report_sequence: int | None = None
+    boot_id: str | None = None
 
 
 @dataclasses.dataclass
@@ -287,14 +289,15 @@ def _save_tree(db, node, children, received_at, force):
         return writer.apply()
 
 
-def _supersedes_stored(node):
-    """``report_rules.supersedes`` of ``node`` over the stored report, as
-    the sequence guard's condition."""
-    newer = REPORTS.c.report_sequence < node.report_sequence
+def _supersedes_stored(node, reports=REPORTS):
+    """``report_rules.supersedes`` of ``node`` (a ComputeNode or a
+    ProviderReport) over the report stored in ``reports``, as the
+    sequence guard's condition."""
+    newer = reports.c.report_sequence < node.report_sequence
     if node.boot_id is None:
         return newer
-    return sa.or_(newer, REPORTS.c.boot_id.is_(None),
-                  REPORTS.c.boot_id != node.boot_id)
+    return sa.or_(newer, reports.c.boot_id.is_(None),
+                  reports.c.boot_id != node.boot_id)
 
 
 def _check_host_name(conn, node):
@@ -697,7 +700,7 @@ def _save_standalone(db, report, received_at):
             conn.execute(PROVIDER_REPORTS.insert().values(
                 resource_provider_id=rp_id,
                 report_sequence=report.report_sequence,
-                received_at=received_at))
+                received_at=received_at, boot_id=report.boot_id))
             _insert_contents(conn, [(rp_id, provider)])
             return SaveResult(applied=True, generations={provider.uuid: 0},
                               root_uuid=provider.uuid)
@@ -709,10 +712,10 @@ def _save_standalone(db, report, received_at):
         won = conn.execute(
             PROVIDER_REPORTS.update()
             .where(PROVIDER_REPORTS.c.resource_provider_id == row.id)
-            .where(PROVIDER_REPORTS.c.report_sequence
-                   < report.report_sequence)
+            .where(_supersedes_stored(report, PROVIDER_REPORTS))
             .values(report_sequence=report.report_sequence,
-                    received_at=received_at)).rowcount
+                    received_at=received_at,
+                    boot_id=report.boot_id)).rowcount
         writer = _TreeWriter(conn, row.id, provider.uuid, received_at,
                              report.force)
         if not won:
@@ -1421,19 +1424,20 @@ def _load_contents(conn, targets, only):
 
 def load_standalone_providers(db):
     """Every standalone provider, as :class:`StoredProvider` with its
-    ``report_sequence``."""
+    ``report_sequence`` and ``boot_id``."""
     standalone = {}
     with db.begin() as conn:
         for row in conn.execute(
                 sa.select(RP.c.id, RP.c.uuid, RP.c.name, RP.c.generation,
-                          PROVIDER_REPORTS.c.report_sequence)
+                          PROVIDER_REPORTS.c.report_sequence,
+                          PROVIDER_REPORTS.c.boot_id)
                 .join(PROVIDER_REPORTS,
                       PROVIDER_REPORTS.c.resource_provider_id == RP.c.id)
                 .order_by(RP.c.id)):
             standalone[row.id] = StoredProvider(
                 uuid=row.uuid, name=row.name, parent_uuid=None,
                 generation=row.generation,
-                report_sequence=row.report_sequence)
+                report_sequence=row.report_sequence, boot_id=row.boot_id)
         if standalone:
             _load_contents(conn, standalone, sa.select(
                 PROVIDER_REPORTS.c.resource_provider_id))

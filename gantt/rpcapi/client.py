@@ -27,6 +27,8 @@ RPC API version history:
   satisfy the request, and ConsumerConflict otherwise; with it, their
   claims are moved. release answers True to exactly one of several
   concurrent releases of one consumer (the one that freed it).
+* 1.8 - No method changed: ProviderReport 1.1 carries the reporting
+  service's boot_id (update_provider).
 
 Topics (not versions: the messages are unchanged): since 1.3,
 update_resource_stats goes to the stats topic (``[scheduler] stats_topic``,

@@ -315,7 +315,7 @@ class SchedulerManager:
             self.cache.remove_provider(gone)
         for p in stored:
             self.cache.apply_provider(host_cache.stored_provider(p, p.uuid),
-                                      p.report_sequence)
+                                      p.report_sequence, p.boot_id)
             self.cache.apply_usage(p.uuid, p.generation, p.usage)
         return stored
 
