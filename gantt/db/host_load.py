@@ -42,8 +42,10 @@ class StoredProvider:
     traits: set = dataclasses.field(default_factory=set)
     aggregates: set = dataclasses.field(default_factory=set)
     usage: dict = dataclasses.field(default_factory=dict)
-    # standalone providers only: the sequence of their stored report
+    # standalone providers only: the sequence and boot of their stored
+    # report
     report_sequence: int | None = None
+    boot_id: str | None = None
 
 
 @dataclasses.dataclass
@@ -340,19 +342,20 @@ def _load_contents(conn, targets, only):
 
 def load_standalone_providers(db):
     """Every standalone provider, as :class:`StoredProvider` with its
-    ``report_sequence``."""
+    ``report_sequence`` and ``boot_id``."""
     standalone = {}
     with db.begin() as conn:
         for row in conn.execute(
                 sa.select(RP.c.id, RP.c.uuid, RP.c.name, RP.c.generation,
-                          PROVIDER_REPORTS.c.report_sequence)
+                          PROVIDER_REPORTS.c.report_sequence,
+                          PROVIDER_REPORTS.c.boot_id)
                 .join(PROVIDER_REPORTS,
                       PROVIDER_REPORTS.c.resource_provider_id == RP.c.id)
                 .order_by(RP.c.id)):
             standalone[row.id] = StoredProvider(
                 uuid=row.uuid, name=row.name, parent_uuid=None,
                 generation=row.generation,
-                report_sequence=row.report_sequence)
+                report_sequence=row.report_sequence, boot_id=row.boot_id)
         if standalone:
             _load_contents(conn, standalone, sa.select(
                 PROVIDER_REPORTS.c.resource_provider_id))

@@ -152,6 +152,9 @@ class ProviderReport(Base):
         primary_key=True)
     report_sequence = sa.Column(sa.BigInteger, nullable=False)
     received_at = sa.Column(sa.DateTime, nullable=False)
+    # the service's boot the stored report is from (NULL: it does not
+    # say); a report of another boot is stored whatever its sequence
+    boot_id = sa.Column(sa.String(36), nullable=True)
 
 
 class InstanceGroup(Base):

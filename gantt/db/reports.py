@@ -206,14 +206,15 @@ def _save_tree(db, node, children, received_at, force):
         return writer.apply()
 
 
-def _supersedes_stored(node):
-    """``report_rules.supersedes`` of ``node`` over the stored report, as
-    the sequence guard's condition."""
-    newer = REPORTS.c.report_sequence < node.report_sequence
+def _supersedes_stored(node, reports=REPORTS):
+    """``report_rules.supersedes`` of ``node`` (a ComputeNode or a
+    ProviderReport) over the report stored in ``reports``, as the
+    sequence guard's condition."""
+    newer = reports.c.report_sequence < node.report_sequence
     if node.boot_id is None:
         return newer
-    return sa.or_(newer, REPORTS.c.boot_id.is_(None),
-                  REPORTS.c.boot_id != node.boot_id)
+    return sa.or_(newer, reports.c.boot_id.is_(None),
+                  reports.c.boot_id != node.boot_id)
 
 
 def _check_host_name(conn, node):
@@ -306,7 +307,7 @@ def _save_standalone(db, report, received_at):
             conn.execute(PROVIDER_REPORTS.insert().values(
                 resource_provider_id=rp_id,
                 report_sequence=report.report_sequence,
-                received_at=received_at))
+                received_at=received_at, boot_id=report.boot_id))
             tree_writer.insert_contents(conn, [(rp_id, provider)])
             return tree_writer.SaveResult(
                 applied=True, generations={provider.uuid: 0},
@@ -319,10 +320,10 @@ def _save_standalone(db, report, received_at):
         won = conn.execute(
             PROVIDER_REPORTS.update()
             .where(PROVIDER_REPORTS.c.resource_provider_id == row.id)
-            .where(PROVIDER_REPORTS.c.report_sequence
-                   < report.report_sequence)
+            .where(_supersedes_stored(report, PROVIDER_REPORTS))
             .values(report_sequence=report.report_sequence,
-                    received_at=received_at)).rowcount
+                    received_at=received_at,
+                    boot_id=report.boot_id)).rowcount
         writer = tree_writer.TreeWriter(conn, row.id, provider.uuid,
                                         received_at, report.force)
         if not won:

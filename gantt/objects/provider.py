@@ -7,6 +7,8 @@ node, such as a storage pool shared by every host of an aggregate, are
 reported on their own by the service that owns them (``ProviderReport``).
 """
 
+from oslo_utils import versionutils
+
 from gantt.objects import base
 from gantt.objects import fields
 
@@ -48,12 +50,15 @@ class ProviderReport(base.GanttObject):
 
     As with compute nodes, the whole state is sent every time with a
     ``report_sequence`` that only grows; an older or equal sequence is
-    ignored. A provider with the trait ``MISC_SHARES_VIA_AGGREGATE`` gives
-    its inventory to every host tree in one of its aggregates.
+    ignored, unless the report names another ``boot_id`` than the stored
+    one (see ``report_rules.supersedes``). A provider with the trait
+    ``MISC_SHARES_VIA_AGGREGATE`` gives its inventory to every host tree
+    in one of its aggregates.
     """
 
     # Version 1.0: Initial version
-    VERSION = "1.0"
+    # Version 1.1: Added boot_id
+    VERSION = "1.1"
 
     fields = {
         "provider": fields.ObjectField("ResourceProvider"),
@@ -61,12 +66,24 @@ class ProviderReport(base.GanttObject):
         # let an inventory shrink below what is allocated (Placement has no
         # such switch; operators draining a pool need one)
         "force": fields.BooleanField(default=False),
+        # a uuid the reporting service draws once per start, as
+        # ComputeNode.boot_id: a report of another boot than the stored
+        # one is taken whatever its report_sequence, so a forged report
+        # cannot lock the service out past its next start. None: the
+        # service does not say.
+        "boot_id": fields.UUIDField(nullable=True, default=None),
     }
 
     obj_relationships = {"provider": [("1.0", "1.0")]}
 
     def obj_load_attr(self, attrname):
         self.obj_set_defaults(attrname)
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 1):
+            primitive.pop("boot_id", None)
 
 
 @base.GanttObjectRegistry.register

@@ -27,6 +27,8 @@ RPC API version history:
   satisfy the request, and ConsumerConflict otherwise; with it, their
   claims are moved. release answers True to exactly one of several
   concurrent releases of one consumer (the one that freed it).
+* 1.8 - No method changed: ProviderReport 1.1 carries the reporting
+  service's boot_id (update_provider).
 
 Topics (not versions: the messages are unchanged): since 1.3,
 update_resource_stats goes to the stats topic (``[scheduler] stats_topic``,
@@ -51,131 +53,21 @@ the ``gantt`` exchange), and ``VersionCapped`` for a method newer than the
 cap, before anything is sent.
 """
 
-import dataclasses
 import logging
 
-from kombu import exceptions as kombu_exc
-from oslo_config import cfg
 import oslo_messaging as messaging
 
 from gantt import context as gantt_context
 from gantt import exception
 from gantt import rpc
 from gantt import rpcapi
+from gantt.rpcapi import sending
 from gantt.rpcapi import versions
 
 LOG = logging.getLogger(__name__)
 
 #: the RPC versions at which get_statistics' reply changed, newest first
 _STATISTICS_VERSIONS = ("1.5", "1.2", "1.0")
-
-#: seconds a call may go without a reply or a heartbeat from the worker
-#: serving it (oslo.messaging's call monitor): a worker that dies or hangs
-#: mid-call is noticed after this long, whatever the call's timeout
-DEFAULT_CALL_MONITOR_TIMEOUT = 30
-
-
-def _checked_monitor_timeout(seconds):
-    """The call monitor timeout as oslo.messaging needs it: whole seconds,
-    at least 2 (workers heartbeat every half of it, in whole seconds, and
-    send none for less than one), or None for no monitoring."""
-    if seconds is None:
-        return None
-    if (isinstance(seconds, bool) or not isinstance(seconds, int)
-            or seconds < 2):
-        raise exception.ConfigurationError(
-            reason="call_monitor_timeout must be a whole number of seconds, "
-                   "at least 2, or None; got %r" % (seconds,))
-    return seconds
-
-
-#: at most this many seconds of a call's timeout go to reconnecting to the
-#: broker before its message is sent (half the timeout for short ones)
-RECONNECT_BUDGET = 10
-
-
-@dataclasses.dataclass(frozen=True)
-class SendPlan:
-    """How a call's timeout is spent: reconnecting, then waiting.
-
-    oslo.messaging starts a call's timeout only once its message is sent,
-    and by default reconnects to the broker forever before sending: with
-    the broker down, a call outlived its timeout by the whole outage. A
-    bounded number of reconnection attempts (``retry``), whose back-off
-    sleeps add up to at most ``reconnect_s``, and a reply wait shortened
-    by as much (``wait_s``) bound the whole call by its timeout.
-    """
-
-    retry: int | None         # reconnection attempts (None: unbounded)
-    reconnect_s: float        # what those attempts may sleep, at most
-    wait_s: float             # the reply wait
-
-    @classmethod
-    def for_timeout(cls, conf, timeout):
-        """The plan for a call of ``timeout`` seconds (None: the
-        transport's ``rpc_response_timeout``) on the transport's conf."""
-        total = timeout if timeout is not None else (
-            conf.rpc_response_timeout)
-        sleeps = _reconnect_sleeps(conf)
-        if sleeps is None:
-            # not RabbitMQ: the driver's own retry rules, the full wait
-            return cls(retry=None, reconnect_s=0.0, wait_s=total)
-        budget = min(total / 2.0, RECONNECT_BUDGET)
-        retry, spent = 0, 0.0
-        for sleep in sleeps:
-            if spent + sleep > budget:
-                break
-            retry, spent = retry + 1, spent + sleep
-        return cls(retry=retry, reconnect_s=spent, wait_s=total - spent)
-
-
-class _Sender:
-    """An oslo.messaging call context whose sends fail only with
-    oslo.messaging's exceptions.
-
-    NOTE: with a bounded ``retry``, oslo.messaging (18.x) turns a publish
-    that found no broker into MessageDeliveryFailure, but lets kombu's
-    OperationalError out when the connection pool has to open a new
-    connection and cannot: callers are promised MessagingException.
-    """
-
-    def __init__(self, context):
-        self._context = context
-
-    def prepare(self, **kwargs):
-        return _Sender(self._context.prepare(**kwargs))
-
-    def can_send_version(self, version):
-        return self._context.can_send_version(version)
-
-    def call(self, ctxt, method, **kwargs):
-        try:
-            return self._context.call(ctxt, method, **kwargs)
-        except kombu_exc.OperationalError as exc:
-            raise messaging.MessageDeliveryFailure(str(exc)) from exc
-
-    def cast(self, ctxt, method, **kwargs):
-        try:
-            self._context.cast(ctxt, method, **kwargs)
-        except kombu_exc.OperationalError as exc:
-            raise messaging.MessageDeliveryFailure(str(exc)) from exc
-
-
-def _reconnect_sleeps(conf):
-    """The sleep before each reconnection attempt to RabbitMQ (kombu's
-    back-off plus ``kombu_reconnect_delay``), as oslo.messaging's rabbit
-    driver configures it; None when that driver's options are not
-    registered (another driver)."""
-    try:
-        rabbit = conf.oslo_messaging_rabbit
-        start, step = (rabbit.rabbit_retry_interval,
-                       rabbit.rabbit_retry_backoff)
-        ceiling, delay = (rabbit.rabbit_interval_max,
-                          rabbit.kombu_reconnect_delay)
-    except (cfg.NoSuchOptError, cfg.NoSuchGroupError, AttributeError):
-        return None
-    return [min(start + i * step, ceiling) + delay for i in range(64)]
-
 
 class SchedulerClient:
     """:param stats_topic: where reports are cast; by default the stats
@@ -197,8 +89,8 @@ class SchedulerClient:
 
     def __init__(self, transport, topic="gantt-scheduler", timeout=None,
                  stats_topic=None, version_cap=None,
-                 call_monitor_timeout=DEFAULT_CALL_MONITOR_TIMEOUT):
-        monitor = _checked_monitor_timeout(call_monitor_timeout)
+                 call_monitor_timeout=sending.DEFAULT_CALL_MONITOR_TIMEOUT):
+        monitor = sending.checked_monitor_timeout(call_monitor_timeout)
         manifest = None
         if version_cap is not None:
             manifest = versions.manifest_for(version_cap)
@@ -209,10 +101,13 @@ class SchedulerClient:
                                       version_cap=version_cap,
                                       version_manifest=manifest,
                                       call_monitor_timeout=monitor)
-        #: how each call spends its timeout (see SendPlan)
-        self.send_plan = SendPlan.for_timeout(transport.conf, timeout)
-        self._client = _Sender(self._client.prepare(
-            timeout=self.send_plan.wait_s, retry=self.send_plan.retry))
+        #: how each call spends its timeout (see sending.SendPlan)
+        self.send_plan = sending.SendPlan.for_timeout(transport.conf,
+                                                      timeout)
+        self._client = sending.Sender(
+            self._client.prepare(timeout=self.send_plan.wait_s,
+                                 retry=self.send_plan.retry),
+            self.send_plan, sending.ReplyQueue(transport))
         self.stats_topic = rpcapi.stats_topic(topic, stats_topic)
         self._stats = rpc.get_client(
             transport, target(topic=self.stats_topic), timeout=timeout,
@@ -221,7 +116,7 @@ class SchedulerClient:
 
     @classmethod
     def from_conf(cls, conf, transport=None, timeout=None,
-                  call_monitor_timeout=DEFAULT_CALL_MONITOR_TIMEOUT):
+                  call_monitor_timeout=sending.DEFAULT_CALL_MONITOR_TIMEOUT):
         transport = transport or rpc.get_transport(conf)
         return cls(transport, conf.scheduler.topic, timeout=timeout,
                    stats_topic=conf.scheduler.stats_topic,

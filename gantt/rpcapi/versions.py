@@ -62,10 +62,13 @@ _V1_5 = dict(_V1_4, SchedulerStatistics="1.2")
 _V1_6 = dict(_V1_5, ComputeNode="1.5")
 # 1.7: select_destinations takes ``replace`` (no object changed)
 _V1_7 = dict(_V1_6)
+# 1.8: standalone providers' services say which boot a report is from
+# (no method changed)
+_V1_8 = dict(_V1_7, ProviderReport="1.1")
 
 #: RPC API version -> {object name: version}, oldest first
 OBJECT_VERSIONS = {"1.0": _V1_0, "1.2": _V1_2, "1.3": _V1_3, "1.4": _V1_4,
-                   "1.5": _V1_5, "1.6": _V1_6, "1.7": _V1_7}
+                   "1.5": _V1_5, "1.6": _V1_6, "1.7": _V1_7, "1.8": _V1_8}
 
 
 def parse(version):

@@ -11,7 +11,7 @@ one line on stderr (``gantt: <message>``) and exits with its code:
 """
 
 import argparse
-import logging
+import socket
 import threading
 
 from cliff import columns
@@ -26,9 +26,9 @@ from gantt.rpcapi import client as rpc_client
 FAILED = 1
 REFUSED = 2
 
-#: oslo.messaging's drivers log here when they cannot reach a broker
-#: (they log through oslo.log, which names loggers "oslo.messaging…")
-_DRIVERS_LOGGER = "oslo.messaging._drivers"
+#: seconds a broker host has to accept a TCP connection before the
+#: first call (a broker that is up accepts at once)
+_PROBE_S = 2.0
 #: libraries whose log lines the command says in its own words: those of
 #: oslo.messaging (stdlib- and oslo.log-named) and of stevedore (which
 #: loads its driver)
@@ -87,50 +87,14 @@ def positive_seconds(text):
     return value
 
 
-class _BrokerWatch(logging.Handler):
-    """Counts the connection failures oslo.messaging's drivers log.
-
-    oslo.messaging retries a broker connection forever for a call's reply
-    queue (``retry=`` bounds only the sending), and says so only by logging
-    an ERROR per attempt from its driver's logger: this handler, on that
-    logger, is how the CLI learns the broker is unreachable. ``failed``
-    is set once every broker host of the transport_url has failed once
-    (kombu moves on to the next host of a cluster after a failure).
-    """
-
-    def __init__(self, hosts, wake):
-        super().__init__(logging.ERROR)
-        self.hosts = max(hosts, 1)
-        self.failures = []
-        self.wake = wake
-
-    def emit(self, record):
-        self.failures.append(_reason(record))
-        if len(self.failures) >= self.hosts:
-            self.wake.set()
-
-    @property
-    def failed(self):
-        return len(self.failures) >= self.hosts
-
-
-def _reason(record):
-    """The error of a driver's log record, without its retry advice."""
-    args = record.args
-    if isinstance(args, dict) and "err_str" in args:
-        return str(args["err_str"])
-    if isinstance(args, tuple) and args:
-        return str(args[0])
-    return record.getMessage()
-
-
 class Rpc:
     """RPC calls to the scheduler that end within ``timeout`` seconds.
 
-    Each call runs on a daemon thread; the command waits for its answer,
-    for the broker to be found unreachable, or for ``timeout``, whichever
-    comes first, and an unanswered call is left behind when the process
-    exits.
+    SchedulerClient ends a call within its timeout, the broker down
+    included (``MessageDeliveryFailure``, said as "Cannot reach the
+    message broker"). As a last guard each call runs on a daemon thread
+    that the command waits for a second longer, and an unanswered call is
+    left behind when the process exits.
     """
 
     def __init__(self, conf, timeout):
@@ -148,7 +112,9 @@ class Rpc:
         url = messaging.TransportURL.parse(conf, conf.transport_url)
         self.brokers = ", ".join("%s:%s" % (h.hostname, h.port)
                                  for h in url.hosts) or "localhost"
-        self._hosts = len(url.hosts)
+        self._addresses = [(h.hostname, h.port) for h in url.hosts
+                           if h.hostname and h.port]
+        self._probed = False
 
     def can_send_version(self, version):
         return self.client.can_send_version(version)
@@ -158,39 +124,54 @@ class Rpc:
 
         :raises: CommandError for every failure
         """
-        wake = threading.Event()
+        self._check_brokers()
+        done = threading.Event()
         outcome = {}
-        watch = _BrokerWatch(self._hosts, wake)
-        logger = logging.getLogger(_DRIVERS_LOGGER)
-        logger.addHandler(watch)
         thread = threading.Thread(
-            target=self._run, args=(wake, outcome, method, args, kwargs),
+            target=self._run, args=(done, outcome, method, args, kwargs),
             name="gantt-rpc", daemon=True)
-        try:
-            thread.start()
-            # a second more than the call's own timeout: its
-            # MessagingTimeout is the usual way a call ends unanswered
-            wake.wait(self.timeout + 1)
-        finally:
-            logger.removeHandler(watch)
+        thread.start()
+        # a second more than the call's own timeout, which bounds it
+        # (a broker that is down included): its MessagingTimeout is the
+        # usual way a call ends unanswered
+        done.wait(self.timeout + 1)
         if "error" in outcome:
             raise _command_error(outcome["error"], self) from None
         if "value" in outcome:
             return outcome["value"]
         self.broken = True
-        if watch.failed:
-            raise CommandError(str(exception.MessagingUnavailable(
-                url=self.brokers, reason=watch.failures[-1])))
         raise _no_answer(self)
 
-    def _run(self, wake, outcome, method, args, kwargs):
+    def _check_brokers(self):
+        """Before the first call: say at once that no broker listens
+        (nothing accepts a TCP connection on any host of the
+        transport_url), rather than after the part of the timeout the
+        client gives its connection.
+
+        :raises: CommandError
+        """
+        if self._probed or not self._addresses:
+            return
+        self._probed = True
+        error = None
+        for address in self._addresses:
+            try:
+                socket.create_connection(address, timeout=_PROBE_S).close()
+                return
+            except OSError as exc:
+                error = exc
+        self.broken = True
+        raise CommandError(str(exception.MessagingUnavailable(
+            url=self.brokers, reason=error)))
+
+    def _run(self, done, outcome, method, args, kwargs):
         try:
             outcome["value"] = getattr(self.client, method)(None, *args,
                                                             **kwargs)
         except Exception as exc:
             outcome["error"] = exc
         finally:
-            wake.set()
+            done.set()
 
     def close(self):
         # a transport whose call hangs in a reconnect loop would wait for
@@ -220,6 +201,11 @@ def _command_error(error, rpc_):
     if isinstance(error, messaging.RemoteError):
         return CommandError("the scheduler failed: %s: %s"
                             % (error.exc_type, error.value))
+    if isinstance(error, messaging.MessageDeliveryFailure):
+        # the broker could not be reached within the call's timeout
+        rpc_.broken = True
+        return CommandError(str(exception.MessagingUnavailable(
+            url=rpc_.brokers, reason=error)))
     if isinstance(error, messaging.MessagingException):
         return CommandError("messaging failed: %s" % (error,))
     return error

@@ -245,7 +245,7 @@ class StatsService:
             self.cache.remove_provider(gone)
         for p in stored:
             self.cache.apply_provider(load_mod.stored_provider(p, p.uuid),
-                                      p.report_sequence)
+                                      p.report_sequence, p.boot_id)
             self.cache.apply_usage(p.uuid, p.generation, p.usage)
         return stored
 

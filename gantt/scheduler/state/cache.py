@@ -49,7 +49,7 @@ class HostStateCache:
         self._lock = threading.Lock()
         self._clock = clock
         self.table = table_mod.HostTable.empty()
-        # standalone provider uuid -> the report sequence held
+        # standalone provider uuid -> (report sequence, boot id) held
         self._standalone = {}
         # providers whose usage changed since the last usage sync began,
         # and during a sync those that had changed before it began (see
@@ -368,19 +368,21 @@ class HostStateCache:
 
     # -- standalone providers ----------------------------------------------
 
-    def apply_provider(self, provider, report_sequence):
+    def apply_provider(self, provider, report_sequence, boot_id=None):
         """Store a standalone provider's report (a sharing pool…); False
-        when it is not newer than the one held.
+        when it does not supersede the one held
+        (``report_rules.supersedes``).
 
         :param provider: a :class:`provider_tree.Provider` (its own root)
         """
         with self._lock:
             held = self._standalone.get(provider.uuid)
-            if held is not None and held >= report_sequence:
+            if held is not None and not report_rules.supersedes(
+                    report_sequence, boot_id, *held):
                 return False
             table = self.table
             table.providers.set_tree(provider.uuid, [provider])
-            self._standalone[provider.uuid] = report_sequence
+            self._standalone[provider.uuid] = (report_sequence, boot_id)
             self._refresh_sharing(table)
             return True
 

@@ -10,9 +10,11 @@ against a real daemon with two workers.
 import contextlib
 import os
 import signal
+import socket
 import threading
 import time
 
+from oslo_config import cfg
 import oslo_messaging as messaging
 import pytest
 import sqlalchemy as sa
@@ -257,14 +259,62 @@ def test_a_call_while_the_broker_is_down_ends_within_its_timeout(
                           messaging.MessagingException), outcome
         assert outcome["seconds"] < 8 + 1
     # once the broker is back, a call reconnects and is answered
+    assert _answered_again(client, 8).worker
+    transport.cleanup()
+
+
+def _answered_again(client, timeout):
+    """get_statistics' answer once the broker is back; every failure on
+    the way ends within the call's timeout."""
     deadline = time.monotonic() + 60
     while True:
         started = time.monotonic()
         try:
-            stats = client.get_statistics(None)
-            break
+            return client.get_statistics(None)
         except messaging.MessagingException:
-            assert time.monotonic() - started < 8 + 1
+            assert time.monotonic() - started < timeout + 1
             assert time.monotonic() < deadline
-    assert stats.worker
+
+
+def test_a_first_call_with_no_broker_ends_within_its_timeout():
+    """The first call of a process connects its reply queue, which
+    oslo.messaging retries forever: the client bounds it too, and sends
+    nothing."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]        # nothing listens there
+    conf = cfg.ConfigOpts()
+    conf([], project="gantt")
+    transport = rpc.get_transport(
+        conf, url="rabbit://guest:guest@127.0.0.1:%d/" % port)
+    client = rpc_client.SchedulerClient(transport, "gantt-nowhere",
+                                        timeout=4)
+    thread, outcome = _call_in_the_background(
+        lambda: client.get_statistics(None))
+    thread.join(30)
+    assert isinstance(outcome.get("error"),
+                      messaging.MessageDeliveryFailure), outcome
+    assert outcome["seconds"] < 4 + 1
+
+
+def test_a_first_call_while_the_broker_is_down_ends_and_the_next_works(
+        private_broker, daemon_factory, server_db):
+    daemon = daemon_factory(server_db.url, workers=1,
+                            extra=test_contention.CORE_FILTERS,
+                            transport_url=private_broker.url)
+    private_broker.stop_app()
+    try:
+        transport = rpc.get_transport(daemon.conf, url=private_broker.url)
+        client = rpc_client.SchedulerClient(transport, daemon.topic,
+                                            timeout=8)
+        thread, outcome = _call_in_the_background(
+            lambda: client.get_statistics(None))
+        thread.join(30)                  # the broker stays down meanwhile
+    finally:
+        private_broker.start_app()
+    assert isinstance(outcome.get("error"),
+                      messaging.MessageDeliveryFailure), outcome
+    assert outcome["seconds"] < 8 + 1
+    # the reply queue connects in the background once the broker is back
+    assert _answered_again(client, 8).worker
     transport.cleanup()

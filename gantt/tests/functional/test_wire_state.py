@@ -24,6 +24,8 @@ import pytest
 from gantt import exception
 from gantt import rpcapi
 from gantt.db import host_load
+from gantt.objects import compute_node
+from gantt.objects import provider as provider_obj
 from gantt.tests import factories as f
 from gantt.tests import stored_hosts
 from gantt.tests.functional import conftest
@@ -33,6 +35,7 @@ FORGED = 2 ** 63 - 1
 BOOT_A = "0a0a0a0a-0000-4000-8000-00000000000a"
 BOOT_B = "0b0b0b0b-0000-4000-8000-00000000000b"
 SMALL = f.flavor(vcpus=1, memory_mb=512, root_gb=1)
+POOL = f.host_uuid("pool")
 
 
 
@@ -98,6 +101,46 @@ def test_a_forged_sequence_does_not_outlive_the_agent_s_restart(daemon):
     [stored] = stored_hosts.load_hosts(daemon.database)
     assert stored.inventories["VCPU"][0] == 16
     assert stored.report["report_sequence"] in (1, 2)
+
+
+def _pool(sequence, boot_id, total):
+    return provider_obj.ProviderReport(
+        provider=provider_obj.ResourceProvider(
+            uuid=POOL, name="pool", inventories=[compute_node.Inventory(
+                resource_class="DISK_GB", total=total)],
+            traits=["MISC_SHARES_VIA_AGGREGATE"]),
+        report_sequence=sequence, boot_id=boot_id)
+
+
+def _pool_disk(daemon):
+    """The pool's disk as the worker answering sees it (a volume that
+    asks for all of it finds the pool, or nothing)."""
+    for total in (1000, 10):
+        found = daemon.client.get_allocation_candidates(None, f.request(
+            f.flavor(vcpus=0, memory_mb=0, root_gb=total)))
+        if found:
+            return total
+    return None
+
+
+def test_a_forged_provider_sequence_does_not_outlive_a_restart(daemon):
+    # ProviderReport 1.1: the boot id guards standalone providers too
+    assert daemon.client.update_provider(None, _pool(100, BOOT_A,
+                                                     1000)).applied
+    # a forger on the broker: the same boot, a huge sequence, tiny disk
+    assert daemon.client.update_provider(None, _pool(FORGED, BOOT_A,
+                                                     10)).applied
+    _wait("forged", lambda: _pool_disk(daemon) == 10)
+    # the service, same boot: locked out
+    assert not daemon.client.update_provider(
+        None, _pool(101, BOOT_A, 1000)).applied
+    # the service restarts: a new boot id, its sequence starts again
+    assert daemon.client.update_provider(None, _pool(1, BOOT_B,
+                                                     1000)).applied
+    _wait("taken", lambda: _pool_disk(daemon) == 1000)
+    [stored] = host_load.load_standalone_providers(daemon.database)
+    assert (stored.report_sequence, stored.boot_id) == (1, BOOT_B)
+    assert stored.inventories["DISK_GB"][0] == 1000
 
 
 def test_the_operator_reset_lets_an_agent_without_boot_id_in(daemon):

@@ -4,6 +4,7 @@ And gantt.rejections: refusals are logged at a bounded rate.
 """
 
 import logging
+import threading
 
 import oslo_messaging as messaging
 from oslo_messaging._drivers import common as messaging_common
@@ -70,7 +71,7 @@ def dispatcher():
 
 
 def _error(dispatcher, incoming):
-    with pytest.raises(rpc.rpc_dispatcher.ExpectedException) as info:
+    with pytest.raises(messaging.ExpectedException) as info:
         dispatcher.dispatch(incoming)
     # what oslo.messaging sends the caller: type and message, no code
     wire = messaging_common.serialize_remote_exception(info.value.exc_info)
@@ -104,6 +105,26 @@ def test_bad_arguments_are_invalid_requests_naming_them(dispatcher, args,
 def test_only_methods_are_served(dispatcher, method):
     error = _error(dispatcher, _Incoming(method))
     assert isinstance(error, exception.InvalidRequest)
+
+
+@pytest.mark.parametrize("method,version,reason", [
+    ("nothing", "1.0", "Endpoint does not support RPC method nothing"),
+    ("target", "1.0", "Endpoint does not support RPC method 'target'"),
+    ("release", "1.1", "Endpoint does not support RPC version 1.1. "
+                       "Attempted method: release"),
+])
+def test_a_refused_call_starts_no_heartbeat(dispatcher, method, version,
+                                            reason):
+    # oslo.messaging's dispatcher starts a call's heartbeat thread before
+    # it looks for the method, and never stops it when there is none: a
+    # refused call must not get that far
+    incoming = _Incoming(method)
+    incoming.message["version"] = version
+    incoming.client_timeout = 4
+    before = threading.active_count()
+    error = _error(dispatcher, incoming)
+    assert reason in str(error)
+    assert threading.active_count() == before
 
 
 def test_an_oversized_message_is_refused_before_it_is_read(dispatcher):

@@ -136,11 +136,14 @@ def test_the_dispatcher_checks_arguments_with_one_signature_per_method():
         def ping(self, ctxt, value):
             return value
 
+    def call(args):
+        incoming = _Incoming("ping", args=args, orig_msg_id="abc")
+        incoming.client_timeout = None
+        return dispatcher.dispatch(incoming)
+
     dispatcher = rpc.Dispatcher([Endpoint()], rpc.Serializer())
-    endpoint = dispatcher.endpoints[0]
-    dispatcher._call.version = "1.0"
-    assert dispatcher._do_dispatch(endpoint, "ping", {}, {"value": 3}) == 3
-    assert dispatcher._do_dispatch(endpoint, "ping", {}, {"value": 4}) == 4
+    assert call({"value": 3}) == 3
+    assert call({"value": 4}) == 4
     assert list(dispatcher._signatures) == [(Endpoint, "ping")]
-    with pytest.raises(rpc.rpc_dispatcher.ExpectedException):
-        dispatcher._do_dispatch(endpoint, "ping", {}, {"other": 1})
+    with pytest.raises(messaging.ExpectedException):
+        call({"other": 1})

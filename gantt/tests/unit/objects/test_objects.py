@@ -61,7 +61,7 @@ expected = {
     "PciDevicePool": "1.0-5d5c200614c9afcdcc0c43f52a3e6c7a",
     "ProviderUsage": "1.1-33803896cc0d0447c17a898c18b636aa",
     "RequestGroup": "1.0-39a4d91b1578524e46307139b2bd7e28",
-    "ProviderReport": "1.0-0311f01bdf23eaa8c6ffbd4f368e9c19",
+    "ProviderReport": "1.1-7fc47489edd59f33a3dad081d8bd0e33",
     "ReportResult": "1.0-5f0a32199d7e71cac6dfba3b692e7711",
     "RequestSpec": "1.1-d35321a0de4a0c54009a5e492d06fba9",
     "ResourceProvider": "1.0-7b419e572bf2d1fedb8941ccdbfe3fc0",
@@ -227,7 +227,8 @@ SAMPLES = {
     "AllocationRequest": _allocation_request,
     "AllocationCandidate": _allocation_candidate,
     "ProviderReport": lambda: provider.ProviderReport(
-        provider=_child_provider(), report_sequence=7, force=True),
+        provider=_child_provider(), report_sequence=7, force=True,
+        boot_id="0d6c1f0e-5b8a-4c39-9e0f-1a2b3c4d5e6f"),
     "ReportResult": lambda: provider.ReportResult(
         provider_uuid=HOST_UUID, applied=True, generation=4,
         refused={"DISK_GB": "900 in use exceeds the new capacity 500"}),
@@ -397,6 +398,7 @@ OLDER = {
                     ("1.0", ("boot_id", "instance_uuids", "numa_cells",
                              "pci_pools", "child_providers"))],
     "NUMACell": [("1.0", ("siblings",))],
+    "ProviderReport": [("1.0", ("boot_id",))],
     "RequestSpec": [("1.0", ("same_subtree", "root_required",
                              "root_forbidden"))],
     "ProviderUsage": [("1.0", ("changed_at",))],
