@@ -73,7 +73,7 @@ def _stats(h):
                 **{key: str(n) for key, n in counts.items()})
 
 
-def _report(h):
+def _host_report(h):
     return host_cache.HostReport(
         uuid=h.uuid, host=h.name, nodename=h.name,
         cell_uuid=worlds_mod.CELLS[h.cell],
@@ -152,7 +152,7 @@ class GanttWorld:
             self.conf, None, clock=lambda: NOW, rng=random.Random(0))
         cache = self.manager.cache
         for h in world.hosts:
-            cache.apply_report(_report(h))
+            cache.apply_report(_host_report(h))
             usage = {"VCPU": h.vcpus_used, "MEMORY_MB": h.ram_used,
                      "DISK_GB": h.disk_used}
             if h.numa:

@@ -14,18 +14,14 @@ def _claim(manager, host, count=1):
         spec, factories.uuids(count))]
 
 
-def _report(manager, host, instances):
-    manager.update_resource_stats(factories.compute_node_obj(
-        host, instance_uuids=instances))
-
-
 def test_allocations_missing_from_their_host_are_orphans(manager):
-    _report(manager, "listed", [])
-    _report(manager, "silent", None)        # a 1.0 agent: never judged
+    factories.report(manager, "listed", instance_uuids=[])
+    # a 1.0 agent: never judged
+    factories.report(manager, "silent", instance_uuids=None)
     built, lost = _claim(manager, "listed", 2)
     [unknown] = _claim(manager, "silent")
     # the agent reports after the claims: it runs one of the two
-    _report(manager, "listed", [built])
+    factories.report(manager, "listed", instance_uuids=[built])
     orphans = audit.find_orphans(manager.db, grace_seconds=0)
     assert [(o.consumer_uuid, o.host) for o in orphans] == [(lost, "listed")]
     assert orphans[0].resources == {"VCPU": 1, "MEMORY_MB": 2048,
@@ -34,28 +30,28 @@ def test_allocations_missing_from_their_host_are_orphans(manager):
 
 
 def test_a_claim_within_the_grace_period_is_not_an_orphan(manager):
-    _report(manager, "listed", [])
+    factories.report(manager, "listed", instance_uuids=[])
     _claim(manager, "listed")
-    _report(manager, "listed", [])
+    factories.report(manager, "listed", instance_uuids=[])
     assert audit.find_orphans(manager.db, grace_seconds=3600) == []
 
 
 def test_a_move_source_is_judged_by_its_instance(manager):
     # during a move the source host still runs (and lists) the instance
     # while the migration consumer holds its allocations
-    _report(manager, "src", [])
-    _report(manager, "dst", [])
+    factories.report(manager, "src", instance_uuids=[])
+    factories.report(manager, "dst", instance_uuids=[])
     [instance] = _claim(manager, "src")
     [lost] = _claim(manager, "src")
     migration = factories.uuids(1)[0]
     manager.move_claim(factories.request(force_hosts=["dst"]), instance,
                        migration)
-    _report(manager, "src", [instance])
-    _report(manager, "dst", [instance])
+    factories.report(manager, "src", instance_uuids=[instance])
+    factories.report(manager, "dst", instance_uuids=[instance])
     orphans = audit.find_orphans(manager.db, grace_seconds=0)
     assert [o.consumer_uuid for o in orphans] == [lost]
     # once the instance is gone from the source, the source is an orphan
-    _report(manager, "src", [])
+    factories.report(manager, "src", instance_uuids=[])
     orphans = audit.find_orphans(manager.db, grace_seconds=0)
     assert {o.consumer_uuid for o in orphans} == {lost, migration}
     # a confirmed move's row no longer covers anything
@@ -68,9 +64,9 @@ def test_audit_reports_then_deletes_only_when_asked(manager, conf, capsys):
     # an unchanged report is stored only every report_persist_interval; the
     # audit judges by the stored report time, so store every report here
     conf.set_override("report_persist_interval", 0, "scheduler")
-    _report(manager, "listed", [])
+    factories.report(manager, "listed", instance_uuids=[])
     [lost] = _claim(manager, "listed")
-    _report(manager, "listed", [])
+    factories.report(manager, "listed", instance_uuids=[])
     argv = ["--config-file", _conf_file(manager.db.url), "allocations",
             "audit", "--grace", "0"]
     assert manage.main(argv) == 3

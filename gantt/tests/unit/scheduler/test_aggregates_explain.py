@@ -18,11 +18,6 @@ AGG_AZ = "a0a0a0a0-0000-4000-8000-000000000002"
 TENANT = "a0a0a0a0-0000-4000-8000-000000000003"
 
 
-def _report(manager, name, **fields):
-    assert manager.update_resource_stats(
-        factories.compute_node_obj(name, **fields))
-
-
 def _agg(uuid, name, hosts=(), **metadata):
     return aggregate_obj.Aggregate(uuid=uuid, name=name, hosts=list(hosts),
                                    metadata=metadata)
@@ -34,7 +29,7 @@ def _hosts(selections):
 
 def test_aggregates_are_stored_listed_and_deleted(manager):
     for name in ("h1", "h2", "h3", "h4"):
-        _report(manager, name)
+        assert factories.report(manager, name)
     manager.set_aggregate(_agg(AGG_SSD, "ssd", ["h1"], ssd="true"))
     manager.set_aggregate(_agg(AGG_AZ, "east", ["h2", "h3"],
                                availability_zone="east"))
@@ -64,7 +59,7 @@ def test_bad_aggregates_are_refused(manager, aggregate):
 
 
 def test_an_aggregate_naming_an_unknown_host_is_refused(manager):
-    _report(manager, "h1")
+    assert factories.report(manager, "h1")
     with pytest.raises(exception.HostNotFound) as err:
         manager.set_aggregate(_agg(AGG_SSD, "ssd", ["h1", "h9", "h8"]))
     assert "h8, h9" in str(err.value)
@@ -78,12 +73,12 @@ def test_an_aggregate_naming_an_unknown_host_is_refused(manager):
 
 
 def test_a_host_named_by_an_aggregate_joins_it_whenever_it_reports(manager):
-    _report(manager, "late")           # reports no zone: the aggregate's
+    assert factories.report(manager, "late")  # no zone: the aggregate's
     manager.set_aggregate(_agg(AGG_AZ, "east", ["late"],
                                availability_zone="east"))
-    _report(manager, "early", zone="east")
-    _report(manager, "late")           # and reports again
-    _report(manager, "other", zone="west")
+    assert factories.report(manager, "early", zone="east")
+    assert factories.report(manager, "late")  # and reports again
+    assert factories.report(manager, "other", zone="west")
     spec = factories.request(availability_zone="east")
     result = manager.explain(spec)
     assert sorted(h.host for h in result.weighed) == ["early", "late"]
@@ -103,8 +98,8 @@ def test_a_host_named_by_an_aggregate_joins_it_whenever_it_reports(manager):
 
 
 def test_a_restarted_worker_loads_the_aggregates(conf, sqlite_db, manager):
-    _report(manager, "h1")
-    _report(manager, "h2")
+    assert factories.report(manager, "h1")
+    assert factories.report(manager, "h2")
     manager.set_aggregate(_agg(TENANT, "p1-only", ["h1"],
                                filter_tenant_id="p1"))
     conf.set_override("enabled_filters", ["AggregateMultiTenancyIsolation"],
@@ -123,7 +118,7 @@ def test_tenant_pre_filter_limits_a_project_to_its_aggregates(conf,
     conf.set_override("limit_tenants_to_placement_aggregate", True,
                       "scheduler")
     for name in ("h1", "h2", "h3"):
-        _report(manager, name)
+        assert factories.report(manager, name)
     manager.set_aggregate(_agg(TENANT, "p1-only", ["h1"],
                                filter_tenant_id="p1"))
     placed = manager.select_destinations(
@@ -142,11 +137,11 @@ def test_tenant_pre_filter_limits_a_project_to_its_aggregates(conf,
 
 
 def test_explain_names_the_removed_hosts_and_the_weights(conf, manager):
-    _report(manager, "big", memory_mb=65536)
-    _report(manager, "mid", memory_mb=32768)
-    _report(manager, "small", memory_mb=1024)
-    _report(manager, "off", disabled=True)
-    _report(manager, "far", zone="az9")
+    assert factories.report(manager, "big", memory_mb=65536)
+    assert factories.report(manager, "mid", memory_mb=32768)
+    assert factories.report(manager, "small", memory_mb=1024)
+    assert factories.report(manager, "off", disabled=True)
+    assert factories.report(manager, "far", zone="az9")
     spec = factories.request(factories.flavor(memory_mb=2048))
     result = manager.explain(spec, limit=2)
     assert (result.considered, result.passed) == (5, 3)
@@ -166,8 +161,9 @@ def test_explain_names_the_removed_hosts_and_the_weights(conf, manager):
 
 
 def test_explain_counts_pre_filter_steps(manager):
-    _report(manager, "ok")
-    _report(manager, "gone", traits=["COMPUTE_STATUS_DISABLED"])
+    assert factories.report(manager, "ok")
+    assert factories.report(manager, "gone",
+                            traits=["COMPUTE_STATUS_DISABLED"])
     result = manager.explain(factories.request())
     assert [(s.stage, s.name, s.hosts) for s in result.steps] == [
         ("candidates", "had trait COMPUTE_STATUS_DISABLED", ["gone"])]
@@ -195,14 +191,14 @@ def test_numa_and_pci_requests_land_where_they_fit(conf, manager):
                                 '"product_id": "154d"}'], "pci")
     manager = manager_mod.SchedulerManager(conf, manager.db)
     manager.load_cache()
-    _report(manager, "plain")
+    assert factories.report(manager, "plain")
     # pinned guests ask for PCPU (as in Nova), which only it offers
-    _report(manager, "pinned", numa_cells=[_numa_cell(0, 2),
-                                           _numa_cell(1, 4)],
-            extra_inventories=[cn_obj.Inventory(resource_class="PCPU",
-                                                total=6)])
-    _report(manager, "huge", numa_cells=[_numa_cell(0, 0, 2048)])
-    _report(manager, "nics", pci_pools=[pci_obj.PciDevicePool(
+    assert factories.report(
+        manager, "pinned", numa_cells=[_numa_cell(0, 2), _numa_cell(1, 4)],
+        extra_inventories=[cn_obj.Inventory(resource_class="PCPU", total=6)])
+    assert factories.report(manager, "huge",
+                            numa_cells=[_numa_cell(0, 0, 2048)])
+    assert factories.report(manager, "nics", pci_pools=[pci_obj.PciDevicePool(
         vendor_id="8086", product_id="154d", count=2)])
 
     def place(**extra_specs):

@@ -28,7 +28,6 @@ from gantt.scheduler.pipeline import filters
 from gantt.scheduler.pipeline import plugins
 from gantt.scheduler.pipeline import weighers
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests import fixtures as gantt_fixtures
 from gantt.tests.unit.scheduler import helpers
@@ -309,9 +308,9 @@ def request_for(draw, names):
         requested_destination=destination)
 
 
-def _view(cache, consumed):
-    view = host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+def _view_after(cache, consumed):
+    """A view of ``cache`` with ``consumed`` taken from its rows."""
+    view = helpers.view_of(cache)
     for row, rc, amount in consumed:
         view.consume(row, {rc: amount})
     return view
@@ -321,7 +320,7 @@ def _view(cache, consumed):
 def scenario(draw):
     cache, consumed = draw(fleet())
     names = list(cache.table.hosts[:cache.table.n])
-    return _view(cache, consumed), draw(request_for(names))
+    return _view_after(cache, consumed), draw(request_for(names))
 
 
 SETTINGS = settings(max_examples=250, deadline=None, derandomize=True,

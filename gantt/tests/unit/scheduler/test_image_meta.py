@@ -12,7 +12,6 @@ from gantt.scheduler.pipeline import prefilters
 from gantt.scheduler.pipeline.filters import aggregate_image_props
 from gantt.scheduler.pipeline.weighers import image_props
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_view
 from gantt.tests.unit.scheduler import helpers
 
 AGG = "a0a0a0a0-0000-4000-8000-0000000000a1"
@@ -47,8 +46,7 @@ def test_an_aliased_architecture_passes_the_canonical_aggregate(conf):
     cache.apply_aggregates(aggregates.AggregateSet([
         aggregate_obj.Aggregate(uuid=AGG, name="x86", hosts=["h0"],
                                 metadata={"hw_architecture": "x86_64"})]))
-    view = host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    view = helpers.view_of(cache)
     flt = aggregate_image_props.AggregateImagePropertiesIsolation(conf)
     helpers.assert_both_paths(flt, view, _request(hw_architecture="amd64"),
                               [True, True])

@@ -31,16 +31,12 @@ SMALL = {"vcpus": 1, "memory_mb": 1024, "root_gb": 10}
 # -- helpers ------------------------------------------------------------------
 
 
-def _report(manager, name, **fields):
-    return manager.update_resource_stats(
-        factories.compute_node_obj(name, **fields))
-
-
 def _sized(manager, name, size, **fields):
     """A host whose VCPU, RAM and disk all grow with ``size`` (so that the
     default spreading weighers rank bigger hosts first)."""
-    return _report(manager, name, vcpus=4 * size, memory_mb=4096 * size,
-                   disk_gb=100 * size, **fields)
+    return factories.report(manager, name, vcpus=4 * size,
+                            memory_mb=4096 * size, disk_gb=100 * size,
+                            **fields)
 
 
 def _spec(flavor=None, **fields):
@@ -146,7 +142,7 @@ def test_alternates_come_from_the_claimed_cell_only(conf, manager,
 
 def test_no_alternates_when_not_asked(manager):
     for name in ("h1", "h2"):
-        _report(manager, name)
+        factories.report(manager, name)
     [selections] = _select(manager, return_alternates=False)
     assert len(selections) == 1
     assert selections[0].claimed
@@ -167,7 +163,7 @@ def test_each_instance_gets_its_own_list(manager):
 
 @pytest.mark.parametrize("vcpus, instances", [(4, 4), (3, 3), (2, 2)])
 def test_one_request_can_fill_a_host_exactly(manager, vcpus, instances):
-    _report(manager, "only", vcpus=vcpus)
+    factories.report(manager, "only", vcpus=vcpus)
     result = _select(manager, instances)
     assert [s[0].service_host for s in result] == ["only"] * instances
     assert _used(manager.db)["only"]["VCPU"] == vcpus
@@ -184,8 +180,8 @@ def _ram_only(conf):
 def test_instances_of_one_request_see_each_others_claims(conf, manager):
     _ram_only(conf)
     # free RAM 4096 and 3584: after each claim the other host has more
-    _report(manager, "h1", memory_mb=4096)
-    _report(manager, "h2", memory_mb=3584)
+    factories.report(manager, "h1", memory_mb=4096)
+    factories.report(manager, "h2", memory_mb=3584)
     result = _select(manager, 4)
     assert [s[0].service_host for s in result] == ["h1", "h2", "h1", "h2"]
 
@@ -202,14 +198,14 @@ def test_instances_see_each_others_claims_across_a_cache_regrowth(
         # arrives, and the cache swaps in a bigger table
         if not grown:
             grown.append(True)
-            _report(mgr, "newcomer", vcpus=0, memory_mb=0, disk_gb=0,
-                    extra_inventories=[_inv(f"CUSTOM_C{i}", 1)
-                                       for i in range(10)])
+            factories.report(mgr, "newcomer", vcpus=0, memory_mb=0, disk_gb=0,
+                             extra_inventories=[_inv(f"CUSTOM_C{i}", 1)
+                                                for i in range(10)])
 
     mgr = manager_mod.SchedulerManager(conf, sqlite_db, broadcast=broadcast)
     mgr.load_cache()
-    _report(mgr, "h1", memory_mb=4096)
-    _report(mgr, "h2", memory_mb=3584)
+    factories.report(mgr, "h1", memory_mb=4096)
+    factories.report(mgr, "h2", memory_mb=3584)
     table = mgr.cache.table
     result = _select(mgr, 4)
     assert mgr.cache.table is not table
@@ -220,8 +216,8 @@ def test_instances_see_each_others_claims_across_a_cache_regrowth(
 
 
 def test_multi_instance_request_is_all_or_nothing(manager):
-    _report(manager, "h1", vcpus=1)
-    _report(manager, "h2", vcpus=1)
+    factories.report(manager, "h1", vcpus=1)
+    factories.report(manager, "h2", vcpus=1)
     uuids = factories.uuids(3)
     with pytest.raises(exception.NoValidHost):
         manager.select_destinations(_spec(), uuids)
@@ -298,7 +294,7 @@ def test_release_says_whether_this_call_freed_the_claim(manager):
 
 def test_hard_anti_affinity_spreads_members(manager):
     for name in ("h1", "h2", "h3"):
-        _report(manager, name)
+        factories.report(manager, name)
     result = manager.select_destinations(_group_spec("anti-affinity"),
                                          factories.uuids(3))
     assert sorted(s[0].service_host for s in result) == ["h1", "h2", "h3"]
@@ -326,7 +322,7 @@ def test_alternates_respect_the_whole_request(manager):
 
 def test_hard_anti_affinity_all_or_nothing(manager):
     for name in ("h1", "h2"):
-        _report(manager, name)
+        factories.report(manager, name)
     with pytest.raises(exception.NoValidHost):
         manager.select_destinations(_group_spec("anti-affinity"),
                                     factories.uuids(3))
@@ -335,7 +331,7 @@ def test_hard_anti_affinity_all_or_nothing(manager):
 
 def test_max_server_per_host(manager):
     for name in ("h1", "h2"):
-        _report(manager, name)
+        factories.report(manager, name)
     spec = _group_spec("anti-affinity", {"max_server_per_host": "2"})
     result = manager.select_destinations(spec, factories.uuids(4))
     hosts = collections.Counter(s[0].service_host for s in result)
@@ -361,7 +357,7 @@ def test_hard_affinity_keeps_members_together(manager):
 
 
 def test_soft_policies_do_not_filter(manager):
-    _report(manager, "only")
+    factories.report(manager, "only")
     result = manager.select_destinations(_group_spec("soft-anti-affinity"),
                                          factories.uuids(2))
     assert [s[0].service_host for s in result] == ["only", "only"]
@@ -417,7 +413,7 @@ def test_reclaim_raises_when_no_alternate_fits_and_frees_everything(manager):
 
 
 def test_reclaim_without_alternates(manager):
-    _report(manager, "h1")
+    factories.report(manager, "h1")
     [uuid] = factories.uuids(1)
     [[failed]] = manager.select_destinations(_spec(), [uuid],
                                              return_alternates=False)
@@ -451,7 +447,7 @@ def test_reclaim_keeps_the_group_policy(manager):
 
 
 def test_release_is_idempotent(manager):
-    _report(manager, "h1")
+    factories.report(manager, "h1")
     [uuid] = factories.uuids(1)
     manager.select_destinations(_spec(), [uuid])
     assert manager.release(uuid) is True
@@ -482,15 +478,15 @@ def test_release_is_idempotent(manager):
 ])
 def test_no_valid_host_says_why(manager, hosts, spec_fields, reason):
     for name, fields in hosts:
-        _report(manager, name, **fields)
+        factories.report(manager, name, **fields)
     with pytest.raises(exception.NoValidHost) as raised:
         manager.select_destinations(_spec(**spec_fields), factories.uuids(1))
     assert str(raised.value) == "No valid host was found. " + reason
 
 
 def test_forced_host_skips_filters_but_not_capacity(manager):
-    _report(manager, "best")
-    _report(manager, "disabled", disabled=True, vcpus=2)
+    factories.report(manager, "best")
+    factories.report(manager, "disabled", disabled=True, vcpus=2)
     [[sel]] = _select(manager, spec=_spec(force_hosts=["disabled"]),
                       return_alternates=False)
     assert sel.service_host == "disabled"
@@ -551,7 +547,7 @@ def _bad_node(problem):
 ])
 def test_invalid_report_is_refused_and_changes_nothing(manager, problem,
                                                        named):
-    _report(manager, "h1", vcpus=16, sequence=1)
+    factories.report(manager, "h1", vcpus=16, sequence=1)
     before_db = _db_snapshot(manager.db)
     before_cache = [s.obj_to_dict() for s in manager.get_host_states()]
 
@@ -575,15 +571,17 @@ def test_invalid_report_of_a_new_host_stores_nothing(manager):
 @pytest.mark.parametrize("second, applied", [(5, False), (10, False),
                                              (11, True)])
 def test_report_sequence_orders_reports(manager, second, applied):
-    assert _report(manager, "h1", vcpus=8, sequence=10) is True
-    assert _report(manager, "h1", vcpus=32, sequence=second) is applied
+    assert factories.report(manager, "h1", vcpus=8, sequence=10) is True
+    assert factories.report(manager, "h1", vcpus=32,
+                            sequence=second) is applied
     expected = 32 if applied else 8
     assert _inventory(manager.db, "h1")["VCPU"] == expected
     assert _cache_total(manager, "h1")["VCPU"] == expected
 
 
 def test_reducing_inventory_below_usage_is_refused_for_that_class(manager):
-    _report(manager, "h1", vcpus=8, memory_mb=8192, disk_gb=100, sequence=1)
+    factories.report(manager, "h1", vcpus=8, memory_mb=8192, disk_gb=100,
+                     sequence=1)
     manager.select_destinations(_spec(factories.flavor(
         vcpus=4, memory_mb=4096, root_gb=50)), factories.uuids(1))
     node = factories.compute_node_obj(
@@ -610,8 +608,8 @@ def test_reducing_inventory_below_usage_is_refused_for_that_class(manager):
      {"memory_mb": 2048}, 3),
 ])
 def test_never_claims_beyond_capacity(manager, inventory, flavor, fits):
-    _report(manager, "h1", **dict({"vcpus": 64, "memory_mb": 65536,
-                                   "disk_gb": 10000}, **inventory))
+    factories.report(manager, "h1", **dict({"vcpus": 64, "memory_mb": 65536,
+                                            "disk_gb": 10000}, **inventory))
     spec = _spec(factories.flavor(**dict(SMALL, **flavor)))
     for _ in range(fits):
         manager.select_destinations(spec, factories.uuids(1))
@@ -638,9 +636,9 @@ def test_claim_checks_the_database_not_only_the_cache(manager):
 
 
 def test_get_statistics_counts(manager):
-    _report(manager, "h1", vcpus=2, sequence=10)
-    _report(manager, "h2", vcpus=2, sequence=10)
-    _report(manager, "h1", vcpus=2, sequence=9)          # stale
+    factories.report(manager, "h1", vcpus=2, sequence=10)
+    factories.report(manager, "h2", vcpus=2, sequence=10)
+    factories.report(manager, "h1", vcpus=2, sequence=9)          # stale
     _select(manager, 2)
     with pytest.raises(exception.NoValidHost):
         _select(manager, spec=_spec(factories.flavor(vcpus=3)))
@@ -660,7 +658,7 @@ def test_claims_are_broadcast_to_peers(conf, sqlite_db):
     sent = []
     mgr = manager_mod.SchedulerManager(conf, sqlite_db, broadcast=sent.append)
     mgr.load_cache()
-    _report(mgr, "h1")
+    factories.report(mgr, "h1")
     [uuid] = factories.uuids(1)
     mgr.select_destinations(_spec(), [uuid])
     mgr.release(uuid)
@@ -673,7 +671,7 @@ def test_claims_are_broadcast_to_peers(conf, sqlite_db):
 
 
 def test_peer_usage_reaches_the_cache(manager):
-    _report(manager, "h1")
+    factories.report(manager, "h1")
     [state] = manager.get_host_states(["h1"])
     manager.apply_peer_usage([usage.ProviderUsage(
         resource_provider_uuid=factories.host_uuid("h1"),
@@ -682,8 +680,8 @@ def test_peer_usage_reaches_the_cache(manager):
 
 
 def test_a_restarted_worker_sees_the_same_hosts(conf, manager):
-    _report(manager, "h1", zone="az1", traits=["CUSTOM_A"],
-            aggregates=[AGG], cell_uuid=CELL_A, disabled=True)
+    factories.report(manager, "h1", zone="az1", traits=["CUSTOM_A"],
+                     aggregates=[AGG], cell_uuid=CELL_A, disabled=True)
     _sized(manager, "h2", 2)
     _select(manager, 3)
     fresh = manager_mod.SchedulerManager(conf, manager.db)
@@ -804,8 +802,8 @@ def _transactions(manager):
 def test_new_instances_of_one_request_are_claimed_in_one_transaction(
         conf, manager):
     _ram_only(conf)
-    _report(manager, "h1", memory_mb=4096)
-    _report(manager, "h2", memory_mb=3584)
+    factories.report(manager, "h1", memory_mb=4096)
+    factories.report(manager, "h2", memory_mb=3584)
     transactions = _transactions(manager)
     uuids = factories.uuids(4)
     result = manager.select_destinations(_spec(), uuids)
@@ -847,7 +845,7 @@ def test_a_retried_call_replaces_its_claims_and_sees_their_room(manager,
     """The reply to the first call was lost and the caller asks again for
     the same instances on a cloud they fill exactly: the second call must
     count the room they hold as free and replace their claims."""
-    _report(manager, "only", vcpus=count)
+    factories.report(manager, "only", vcpus=count)
     uuids = factories.uuids(count)
     first = manager.select_destinations(_spec(), uuids)
     again = manager.select_destinations(_spec(), uuids)
@@ -866,8 +864,8 @@ def test_a_batch_sees_its_own_decisions_across_a_cache_regrowth(
     """A report regrows the cache's table while a batch is being decided:
     the later instances must still count the earlier decisions."""
     _ram_only(conf)
-    _report(manager, "h1", memory_mb=4096)
-    _report(manager, "h2", memory_mb=3584)
+    factories.report(manager, "h1", memory_mb=4096)
+    factories.report(manager, "h2", memory_mb=3584)
     reserve = manager.cache.reserve
     grown = []
 
@@ -875,9 +873,10 @@ def test_a_batch_sees_its_own_decisions_across_a_cache_regrowth(
         mark = reserve(provider, resources)
         if not grown:
             grown.append(True)
-            _report(manager, "newcomer", vcpus=0, memory_mb=0, disk_gb=0,
-                    extra_inventories=[_inv(f"CUSTOM_C{i}", 1)
-                                       for i in range(10)])
+            factories.report(manager, "newcomer", vcpus=0, memory_mb=0,
+                             disk_gb=0,
+                             extra_inventories=[_inv(f"CUSTOM_C{i}", 1)
+                                                for i in range(10)])
         return mark
 
     manager.cache.reserve = reserve_then_grow

@@ -8,7 +8,6 @@ import pytest
 from gantt.scheduler.state import aggregates
 from gantt.scheduler.state import columns
 from gantt.scheduler.state import host_cache
-from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
@@ -156,7 +155,7 @@ def test_filters_see_aggregates_as_the_hosts_report_them():
 
 def test_a_view_does_not_see_rows_added_after_it():
     cache = helpers.make_cache(helpers.node("a", aggregates=["x"]))
-    view = host_view.HostView(cache.table, helpers.NOW, 60)
+    view = helpers.view_of(cache, 60)
     cache.apply_report(host_cache.HostReport.from_compute_node(
         factories.compute_node_obj("b", aggregates=["x"]),
         received_at=helpers.NOW))

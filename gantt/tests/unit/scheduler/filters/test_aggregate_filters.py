@@ -16,7 +16,6 @@ from gantt.scheduler.pipeline.filters import num_instances
 from gantt.scheduler.pipeline.filters import tenant_isolation
 from gantt.scheduler.pipeline.filters import type_affinity
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
@@ -31,8 +30,7 @@ def view_of(*nodes, aggs=()):
         aggregate_obj.Aggregate(uuid=(A1, A2)[i], name="agg%d" % i,
                                 hosts=list(hosts), metadata=meta)
         for i, (hosts, meta) in enumerate(aggs)]))
-    return host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    return helpers.view_of(cache)
 
 
 def three(**fields):

@@ -5,7 +5,6 @@ import pytest
 
 from gantt.objects import compute_node
 from gantt.scheduler.pipeline.filters import resources
-from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
@@ -149,8 +148,7 @@ def test_a_tree_is_judged_on_its_usage_within_each_provider(
     from gantt.tests.functional import test_provider_trees as trees
     cache = helpers.make_cache(trees.tree_node("tv"))
     cache.apply_usage(factories.host_uuid("tv-numa0"), 1, {"VCPU": 10})
-    view = host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    view = helpers.view_of(cache)
     request = helpers.make_request(
         factories.flavor(vcpus=vcpus, memory_mb=512, root_gb=10))
     helpers.assert_both_paths(resources.ResourceFilter(conf), view,

@@ -18,7 +18,6 @@ from gantt.scheduler.pipeline.weighers import metrics
 from gantt.scheduler.pipeline.weighers import pci
 from gantt.scheduler.pipeline.weighers import resources
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_view
 from gantt.tests.unit.scheduler import helpers
 
 GROUP = "0b7a3d2e-8f9c-4c1d-a2b3-c4d5e6f70819"
@@ -184,8 +183,7 @@ def _agg_view(metadata, metadata2=None):
         aggs.append(aggregate_obj.Aggregate(uuid=AGG2, name="b",
                                             hosts=["h1"], metadata=metadata2))
     cache.apply_aggregates(aggregates.AggregateSet(aggs))
-    return host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    return helpers.view_of(cache)
 
 
 @pytest.mark.parametrize("weigher_class, key, values, expected", [

@@ -15,8 +15,6 @@ from gantt.objects import aggregate as aggregate_obj
 from gantt.scheduler.pipeline import plugins
 from gantt.scheduler.pipeline import weighers
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_cache
-from gantt.scheduler.state import host_view
 from gantt.tests.unit.scheduler import helpers
 
 HPC = "a0a0a0a0-0000-4000-8000-0000000000f1"
@@ -55,16 +53,10 @@ def _fleet(count=30, version_base=0):
     return cache
 
 
-def _report(cache, name, **fields):
+def _reports_again(cache, name, **fields):
     """``name`` reports again, with ``fields`` changed."""
-    cache.apply_report(host_cache.HostReport.from_compute_node(
-        helpers.node(name, vcpus=16, memory_mb=8192, disk_gb=200, **fields),
-        received_at=helpers.NOW))
-
-
-def _view(cache):
-    return host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    cache.apply_report(helpers.host_report(helpers.node(
+        name, vcpus=16, memory_mb=8192, disk_gb=200, **fields)))
 
 
 def _check_same_totals(conf, view, mask):
@@ -81,7 +73,7 @@ def _check_same_totals(conf, view, mask):
 
 def test_every_row_weighed_at_once_gives_the_per_host_totals():
     conf = _conf()
-    view = _view(_fleet())
+    view = helpers.view_of(_fleet())
     mask = np.ones(view.n, dtype=bool)
     mask[[3, 7]] = False
     weighing, expected = _check_same_totals(conf, view, mask)
@@ -95,7 +87,7 @@ def test_values_far_from_zero_keep_their_differences():
     # hypervisor versions around 1e15 that differ by 1 and 2: adding
     # ``a * raw`` and subtracting ``a * low`` would lose them
     conf = _conf()
-    view = _view(_fleet(version_base=10 ** 15))
+    view = helpers.view_of(_fleet(version_base=10 ** 15))
     _check_same_totals(conf, view, np.ones(view.n, dtype=bool))
 
 
@@ -103,14 +95,14 @@ def test_an_aggregate_multiplier_follows_membership_changes():
     conf = _conf()
     cache = _fleet()
     ram = _weigher(conf, "RAMWeigher")
-    before = ram.multiplier(_view(cache), weighers.ALL)
+    before = ram.multiplier(helpers.view_of(cache), weighers.ALL)
     assert before[0] == 3.0 and before[1] == 1.0
     # h01 now reports itself in the hpc aggregate
-    _report(cache, "h01", aggregates=[HPC])
-    after = ram.multiplier(_view(cache), weighers.ALL)
+    _reports_again(cache, "h01", aggregates=[HPC])
+    after = ram.multiplier(helpers.view_of(cache), weighers.ALL)
     assert after[1] == 3.0
     assert not after.flags.writeable
-    view = _view(cache)
+    view = helpers.view_of(cache)
     _check_same_totals(conf, view, np.ones(view.n, dtype=bool))
 
 
@@ -119,14 +111,15 @@ def test_an_evaluated_capability_follows_reports():
     cache = _fleet()
     version = _weigher(conf, "HypervisorVersionWeigher")
     request = helpers.make_request()
-    first = version.weigh_columns(_view(cache), request, weighers.ALL)
+    first = version.weigh_columns(helpers.view_of(cache), request,
+                                  weighers.ALL)
     # a report that repeats what the host said keeps the column
-    _report(cache, "h05", capabilities={"hypervisor_version": "2"})
-    assert version.weigh_columns(_view(cache), request,
+    _reports_again(cache, "h05", capabilities={"hypervisor_version": "2"})
+    assert version.weigh_columns(helpers.view_of(cache), request,
                                  weighers.ALL) is first
     # one that changes it is seen at once
-    _report(cache, "h05", capabilities={"hypervisor_version": "7"})
-    view = _view(cache)
+    _reports_again(cache, "h05", capabilities={"hypervisor_version": "7"})
+    view = helpers.view_of(cache)
     second = version.weigh_columns(view, request, weighers.ALL)
     assert second[5] == 7.0 and first[5] == 2.0
     # and the weighing's kept extremes follow it: h05 is now the newest
@@ -137,9 +130,9 @@ def test_an_evaluated_capability_follows_reports():
 def test_claims_in_flight_count_only_while_marked():
     cache = _fleet(count=4)
     col = cache.table.resource_classes.get("MEMORY_MB")
-    free = _view(cache).free(col).copy()
+    free = helpers.view_of(cache).free(col).copy()
     token = cache.reserve(helpers.node("h02").uuid, {"MEMORY_MB": 1000})
-    assert _view(cache).free(col)[2] == free[2] - 1000
+    assert helpers.view_of(cache).free(col)[2] == free[2] - 1000
     cache.unreserve(token)
     assert cache.table.marks == 0
-    assert list(_view(cache).free(col)) == list(free)
+    assert list(helpers.view_of(cache).free(col)) == list(free)
