@@ -7,24 +7,16 @@ evaluated capabilities and stats, extremes) follows every change.
 """
 
 import numpy as np
-from oslo_config import cfg
 
-from gantt import conf as gantt_conf
 from gantt.conf import filter_scheduler
 from gantt.objects import aggregate as aggregate_obj
 from gantt.scheduler.pipeline import plugins
 from gantt.scheduler.pipeline import weighers
 from gantt.scheduler.state import aggregates
+from gantt.tests import fixtures as gantt_fixtures
 from gantt.tests.unit.scheduler import helpers
 
 HPC = "a0a0a0a0-0000-4000-8000-0000000000f1"
-
-
-def _conf():
-    conf = cfg.ConfigOpts()
-    gantt_conf.register_opts(conf)
-    conf([], project="gantt", default_config_files=[])
-    return conf
 
 
 def _runner(conf, vectorised=True):
@@ -72,7 +64,7 @@ def _check_same_totals(conf, view, mask):
 
 
 def test_every_row_weighed_at_once_gives_the_per_host_totals():
-    conf = _conf()
+    conf = gantt_fixtures.make_conf()
     view = helpers.view_of(_fleet())
     mask = np.ones(view.n, dtype=bool)
     mask[[3, 7]] = False
@@ -86,13 +78,13 @@ def test_every_row_weighed_at_once_gives_the_per_host_totals():
 def test_values_far_from_zero_keep_their_differences():
     # hypervisor versions around 1e15 that differ by 1 and 2: adding
     # ``a * raw`` and subtracting ``a * low`` would lose them
-    conf = _conf()
+    conf = gantt_fixtures.make_conf()
     view = helpers.view_of(_fleet(version_base=10 ** 15))
     _check_same_totals(conf, view, np.ones(view.n, dtype=bool))
 
 
 def test_an_aggregate_multiplier_follows_membership_changes():
-    conf = _conf()
+    conf = gantt_fixtures.make_conf()
     cache = _fleet()
     ram = _weigher(conf, "RAMWeigher")
     before = ram.multiplier(helpers.view_of(cache), weighers.ALL)
@@ -107,7 +99,7 @@ def test_an_aggregate_multiplier_follows_membership_changes():
 
 
 def test_an_evaluated_capability_follows_reports():
-    conf = _conf()
+    conf = gantt_fixtures.make_conf()
     cache = _fleet()
     version = _weigher(conf, "HypervisorVersionWeigher")
     request = helpers.make_request()
