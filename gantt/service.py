@@ -52,8 +52,15 @@ NOTIFY_FLUSH_TIMEOUT = 5
 
 
 class SchedulerWorker(service.ServiceBase):
-    def __init__(self, conf):
+    """:param transport: the top-level bus; None (``gantt-scheduler``):
+        one from ``[DEFAULT] transport_url``. An in-process caller passes
+        its own (``gantt.fixture`` passes a ``fake:`` one, which only its
+        own clients reach); the worker does not clean it up.
+    """
+
+    def __init__(self, conf, transport=None):
         self.conf = conf
+        self._transport = transport
         self.name = None
         self.notifier = None
         self.scheduler = None
@@ -72,7 +79,7 @@ class SchedulerWorker(service.ServiceBase):
         # a report file watcher, if configured, for this process too
         reports.setup(conf, "gantt-scheduler", worker=True)
         self.db = db_api.Database.from_conf(conf)
-        transport = rpc.get_transport(conf)
+        transport = self._transport or rpc.get_transport(conf)
         self.client = rpc_client.SchedulerClient.from_conf(conf, transport)
         self.scheduler = scheduler_mod.build(
             conf, self.db, worker_name=name, broadcast=self._broadcast)

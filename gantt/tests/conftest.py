@@ -1,9 +1,7 @@
 """pytest glue: expose the fixtures.Fixture classes as pytest fixtures."""
 
-from oslo_config import cfg
 import pytest
 
-from gantt import conf as gantt_conf
 from gantt import rpc
 from gantt.tests import fixtures as gantt_fixtures
 
@@ -40,9 +38,7 @@ def scheduler(conf, sqlite_db):
 @pytest.fixture
 def fake_transport():
     """An oslo.messaging transport on the in-process fake driver."""
-    conf = cfg.ConfigOpts()
-    gantt_conf.register_opts(conf)
-    conf([], project="gantt")
+    conf = gantt_fixtures.make_conf()
     transport = rpc.get_transport(conf, url="fake:///")
     yield transport
     transport.cleanup()

@@ -1,4 +1,9 @@
-"""Builders for the objects tests need: hosts, flavors, request specs."""
+"""Builders for the objects tests need: hosts, flavors, request specs,
+and the reports that bring a host to a scheduler (in-process or cast).
+
+Cache- and view-level builders for the scheduler's unit tests are in
+``gantt/tests/unit/scheduler/helpers.py``.
+"""
 
 import datetime
 import itertools
@@ -44,6 +49,22 @@ def compute_node_obj(name, *, vcpus=16, memory_mb=65536, disk_gb=1000,
         num_instances=num_instances, num_io_ops=num_io_ops,
         report_sequence=(sequence if sequence is not None
                          else next(_SEQUENCE)), **fields)
+
+
+def report(scheduler, name, **fields):
+    """``name`` reports in-process: ``scheduler.stats.update_resource_stats``
+    of its :func:`compute_node_obj` (``fields`` as there); returns what
+    that returns (whether the report was applied)."""
+    return scheduler.stats.update_resource_stats(
+        compute_node_obj(name, **fields))
+
+
+def cast_report(client, name, **fields):
+    """``name`` reports through a ``SchedulerClient``, as an agent does (a
+    cast: not waited for); returns the node sent."""
+    node = compute_node_obj(name, **fields)
+    client.update_resource_stats(None, node)
+    return node
 
 
 def flavor(name="m1.small", vcpus=1, memory_mb=2048, root_gb=20,

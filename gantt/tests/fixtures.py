@@ -1,6 +1,7 @@
 """Reusable test fixtures (``fixtures.Fixture``), for Gantt and its callers.
 
-* :class:`Conf`: a fresh ``ConfigOpts`` with every Gantt option registered.
+* :func:`make_conf` and :class:`Conf`: a fresh, parsed ``ConfigOpts``
+  with every Gantt option registered (the fixture resets it afterwards).
 * :class:`Database`: a migrated SQLite file database, or a throw-away
   database on the real MariaDB / PostgreSQL of this machine.
 """
@@ -27,6 +28,18 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
 
 
+def make_conf(**overrides):
+    """A private, parsed ConfigOpts with every Gantt option registered and
+    ``overrides`` (``{"group.name": value}``) set; never the global one."""
+    conf = cfg.ConfigOpts()
+    gantt_conf.register_opts(conf)
+    conf([], project="gantt", default_config_files=[])
+    for key, value in overrides.items():
+        group, name = key.split(".", 1)
+        conf.set_override(name, value, group)
+    return conf
+
+
 class Conf(fixtures.Fixture):
     """A private ConfigOpts; never the global one."""
 
@@ -35,12 +48,7 @@ class Conf(fixtures.Fixture):
         self.overrides = overrides
 
     def _setUp(self):
-        self.conf = cfg.ConfigOpts()
-        gantt_conf.register_opts(self.conf)
-        self.conf([], project="gantt", default_config_files=[])
-        for key, value in self.overrides.items():
-            group, name = key.split(".", 1)
-            self.conf.set_override(name, value, group)
+        self.conf = make_conf(**self.overrides)
         self.addCleanup(self.conf.reset)
 
 

@@ -29,10 +29,11 @@ FLAVORS = [f.flavor("s", vcpus=1, memory_mb=2048, root_gb=20),
            f.flavor("l", vcpus=4, memory_mb=8192, root_gb=80)]
 
 
-def _report(daemon, count, **inventory):
+def _populate(daemon, count, **inventory):
+    """``count`` hosts h000... report alike; waits until the cache has
+    them all."""
     for i in range(count):
-        daemon.client.update_resource_stats(
-            None, f.compute_node_obj("h%03d" % i, **inventory))
+        f.cast_report(daemon.client, "h%03d" % i, **inventory)
     daemon.wait_for_hosts(count)
 
 
@@ -54,7 +55,7 @@ def _storm_requests(rng, groups):
 
 def test_claim_storm_keeps_every_invariant(daemon_factory, server_db):
     daemon = daemon_factory(server_db.url, workers=3, extra=CORE_FILTERS)
-    _report(daemon, 150, vcpus=8, memory_mb=16384, disk_gb=200)
+    _populate(daemon, 150, vcpus=8, memory_mb=16384, disk_gb=200)
     groups = [request_spec.InstanceGroup(
         uuid=str(uuid.uuid4()),
         policy="anti-affinity" if i < 8 else "affinity") for i in range(10)]
@@ -79,7 +80,7 @@ def test_claim_storm_keeps_every_invariant(daemon_factory, server_db):
 def test_a_hot_spot_host_takes_exactly_its_capacity(daemon_factory,
                                                     server_db):
     daemon = daemon_factory(server_db.url, workers=3, extra=CORE_FILTERS)
-    _report(daemon, 1, vcpus=10, memory_mb=10 ** 6, disk_gb=10 ** 6)
+    _populate(daemon, 1, vcpus=10, memory_mb=10 ** 6, disk_gb=10 ** 6)
     requests = [(f.request(FLAVORS[0]), f.uuids(1)) for _ in range(40)]
 
     outcome, _ = storm.run(daemon.client, requests, threads=12)

@@ -209,12 +209,6 @@ def _memory_mb(state):
                 if r.resource_class == "MEMORY_MB")
 
 
-def _report(daemon, name, memory_mb=65536):
-    node = factories.compute_node_obj(name, memory_mb=memory_mb)
-    daemon.client.update_resource_stats(None, node)
-    return node
-
-
 def _wait_for_report(daemon, node, timeout=20):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -230,12 +224,12 @@ def test_agents_cast_through_a_cold_start_and_a_full_stop(idle_daemon,
                                                           caplog):
     d = idle_daemon
     # cold start: no scheduler has ever served this topic
-    _report(d, "agent-1", memory_mb=1024)
+    factories.cast_report(d.client, "agent-1", memory_mb=1024)
     d.client.provider_usage_changed(None, [])
     d.start()
     # nobody listened: that report went nowhere (at most once)
     assert d.client.get_host_states(None) == []
-    first = _report(d, "agent-1", memory_mb=2048)
+    first = factories.cast_report(d.client, "agent-1", memory_mb=2048)
     assert _memory_mb(_wait_for_report(d, first)) == 2048
     d.client.provider_usage_changed(None, [])
 
@@ -243,15 +237,15 @@ def test_agents_cast_through_a_cold_start_and_a_full_stop(idle_daemon,
     # every scheduler stopped: RabbitMQ deleted the fanout exchanges that
     # this client's connection had declared; the casts still go out
     with caplog.at_level(logging.WARNING, logger="gantt.rpcapi.client"):
-        _report(d, "agent-1", memory_mb=3072)
+        factories.cast_report(d.client, "agent-1", memory_mb=3072)
         d.client.provider_usage_changed(None, [])
-        _report(d, "agent-1", memory_mb=3072)
+        factories.cast_report(d.client, "agent-1", memory_mb=3072)
     resent = [r.getMessage() for r in caplog.records
               if r.name == "gantt.rpcapi.client"]
     assert resent and all("sending it again" in m for m in resent), resent
 
     d.start()
-    again = _report(d, "agent-1", memory_mb=4096)
+    again = factories.cast_report(d.client, "agent-1", memory_mb=4096)
     assert _memory_mb(_wait_for_report(d, again)) == 4096
 
 

@@ -60,7 +60,7 @@ def tree_node(name, physnets=("CUSTOM_PHYSNET_A", "CUSTOM_PHYSNET_B"),
     return node
 
 
-def _report(daemon, nodes):
+def _report_all(daemon, nodes):
     results = [daemon.client.report_resource_stats(None, n) for n in nodes]
     daemon.wait_for_hosts(len(nodes))
     return results
@@ -80,7 +80,7 @@ def _vm_with_vf(physnet, **fields):
 
 
 def test_nested_numa_and_sriov_with_same_subtree(daemon):
-    results = _report(daemon, [tree_node("nest1")])
+    results = _report_all(daemon, [tree_node("nest1")])
     assert results[0].applied and results[0].refused == {}
 
     uuids = f.uuids(8)
@@ -112,7 +112,7 @@ def test_nested_numa_and_sriov_with_same_subtree(daemon):
 def test_root_traits_and_isolate_need_distinct_providers(daemon):
     plain = f.compute_node_obj("plain1", zone="az1", vcpus=32,
                                traits=["CUSTOM_GOLD"])
-    _report(daemon, [tree_node("iso1", traits=["CUSTOM_GOLD"]), plain])
+    _report_all(daemon, [tree_node("iso1", traits=["CUSTOM_GOLD"]), plain])
     flavor = f.flavor(vcpus=0, memory_mb=0, root_gb=0)
     spec = f.request(flavor, request_groups=[
         request_spec.RequestGroup(suffix="1", resources={"VCPU": 6}),
@@ -148,7 +148,7 @@ def test_sharing_pool_serves_its_aggregate_and_volumes(daemon):
                             if inv.resource_class != "DISK_GB"]
         diskless.append(node)
     outside = f.compute_node_obj("outside1", zone="az1", disk_gb=50)
-    _report(daemon, diskless + [outside])
+    _report_all(daemon, diskless + [outside])
     result = daemon.client.update_provider(None, _pool_report())
     assert result.applied and result.provider_uuid == POOL
 
@@ -199,7 +199,7 @@ def test_baremetal_nodes_are_whole_units(daemon):
         node.inventories = [_inv("CUSTOM_BAREMETAL_GOLD", 1, min_unit=1,
                                  max_unit=1)]
         nodes.append(node)
-    _report(daemon, nodes)
+    _report_all(daemon, nodes)
     flavor = f.flavor(vcpus=0, memory_mb=0, root_gb=0, extra_specs={
         "resources:CUSTOM_BAREMETAL_GOLD": "1"})
     lists = daemon.client.select_destinations(
@@ -212,7 +212,7 @@ def test_baremetal_nodes_are_whole_units(daemon):
 
 
 def test_migrate_confirm_and_resize_revert(daemon):
-    _report(daemon, [f.compute_node_obj("mv%d" % i, zone="az1", vcpus=4)
+    _report_all(daemon, [f.compute_node_obj("mv%d" % i, zone="az1", vcpus=4)
                      for i in range(2)])
     flavor = f.flavor(vcpus=2, memory_mb=1024, root_gb=10)
     instance = str(uuid.uuid4())
@@ -275,7 +275,7 @@ def test_migrate_confirm_and_resize_revert(daemon):
 
 def test_inventory_in_use_is_refused_unless_forced(daemon):
     node = f.compute_node_obj("inuse1", zone="az1", memory_mb=8192)
-    _report(daemon, [node])
+    _report_all(daemon, [node])
     daemon.client.select_destinations(
         None, f.request(f.flavor(vcpus=1, memory_mb=6144, root_gb=10)),
         f.uuids(1))

@@ -82,7 +82,7 @@ def _conf():
     return conf
 
 
-def _report():
+def _upgrading_node():
     node = f.compute_node_obj("upgrading1", zone="az1")
     node.instance_uuids = []
     node.numa_cells = [numa.NUMACell(id=0, cpuset=[0, 1, 2, 3],
@@ -110,7 +110,7 @@ def _received(worker):
 
 
 def test_a_capped_agent_reports_what_an_old_worker_reads(old_worker):
-    _client(old_worker, "1.2").update_resource_stats(None, _report())
+    _client(old_worker, "1.2").update_resource_stats(None, _upgrading_node())
     primitive, too_new = _received(old_worker)
     assert too_new == []
     assert primitive["gantt_object.version"] == "1.2"
@@ -122,7 +122,7 @@ def test_a_capped_agent_reports_what_an_old_worker_reads(old_worker):
 
 
 def test_without_the_cap_the_old_worker_could_not_read_it(old_worker):
-    _client(old_worker, None).update_resource_stats(None, _report())
+    _client(old_worker, None).update_resource_stats(None, _upgrading_node())
     _primitive, too_new = _received(old_worker)
     assert ("ComputeNode", cn_obj.ComputeNode.VERSION) in too_new
     assert ("NUMACell", "1.1") in too_new
@@ -131,7 +131,7 @@ def test_without_the_cap_the_old_worker_could_not_read_it(old_worker):
 def test_a_capped_caller_is_told_before_sending_a_newer_method(old_worker):
     client = _client(old_worker, "1.2")
     with pytest.raises(exception.VersionCapped) as err:
-        client.report_resource_stats(None, _report())
+        client.report_resource_stats(None, _upgrading_node())
     assert err.value.kwargs["version"] == "1.3"
     assert old_worker.reports.empty()
 
@@ -141,7 +141,7 @@ def test_todays_daemon_serves_a_capped_caller(daemon):
     a report backported to 1.2, a request backported to 1.0, a claim."""
     capped = rpc_client.SchedulerClient(daemon.transport, daemon.topic,
                                         timeout=30, version_cap="1.2")
-    node = _report()
+    node = _upgrading_node()
     node.child_providers = []
     capped.update_resource_stats(None, node)
     [state] = [s for s in daemon.wait_for_hosts(1)

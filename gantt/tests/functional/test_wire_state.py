@@ -61,14 +61,6 @@ def _vcpus(state):
     return {r.resource_class: r for r in state.resources}["VCPU"]
 
 
-def _report(daemon, host="h1", **fields):
-    """A report from the real agent, waited for until the cache holds
-    it."""
-    node = f.compute_node_obj(host, **fields)
-    daemon.client.update_resource_stats(None, node)
-    return node
-
-
 def _counted(daemon):
     stats = daemon.client.get_statistics(None)
     return (stats.reports_applied + stats.reports_stale
@@ -82,21 +74,21 @@ def _settled(daemon, before, count=1):
 
 
 def test_a_forged_sequence_does_not_outlive_the_agent_s_restart(daemon):
-    _report(daemon, sequence=100, boot_id=BOOT_A)
+    f.cast_report(daemon.client, "h1", sequence=100, boot_id=BOOT_A)
     _wait("known", lambda: daemon.client.get_host_states(None, ["h1"]))
     before = _counted(daemon)
     _forge_report(daemon, f.compute_node_obj("h1", sequence=FORGED,
                                              boot_id=BOOT_A, vcpus=1))
     _wait("forged", lambda: _vcpus(_state(daemon)).total == 1)
     # the agent, same boot: every report is stale now
-    _report(daemon, sequence=101, boot_id=BOOT_A)
+    f.cast_report(daemon.client, "h1", sequence=101, boot_id=BOOT_A)
     _settled(daemon, before, 2)
     assert _state(daemon).report_sequence == FORGED
     # the agent restarts: a new boot id, its sequence starts again
-    _report(daemon, sequence=1, boot_id=BOOT_B)
+    f.cast_report(daemon.client, "h1", sequence=1, boot_id=BOOT_B)
     _wait("taken", lambda: _state(daemon).report_sequence == 1)
     assert _vcpus(_state(daemon)).total == 16
-    _report(daemon, sequence=2, boot_id=BOOT_B)
+    f.cast_report(daemon.client, "h1", sequence=2, boot_id=BOOT_B)
     _wait("taken", lambda: _state(daemon).report_sequence == 2)
     [stored] = stored_hosts.load_hosts(daemon.database)
     assert stored.inventories["VCPU"][0] == 16
@@ -144,7 +136,7 @@ def test_a_forged_provider_sequence_does_not_outlive_a_restart(daemon):
 
 
 def test_the_operator_reset_lets_an_agent_without_boot_id_in(daemon):
-    _report(daemon, sequence=100)
+    f.cast_report(daemon.client, "h1", sequence=100)
     _wait("known", lambda: daemon.client.get_host_states(None, ["h1"]))
     _forge_report(daemon, f.compute_node_obj("h1", sequence=FORGED,
                                              vcpus=1))
@@ -155,7 +147,7 @@ def test_the_operator_reset_lets_an_agent_without_boot_id_in(daemon):
         capture_output=True, text=True, timeout=60)
     assert reset.returncode == 0, reset.stderr
     assert f.host_uuid("h1") in reset.stdout
-    _report(daemon, sequence=101)
+    f.cast_report(daemon.client, "h1", sequence=101)
     _wait("taken", lambda: _state(daemon).report_sequence == 101)
     assert _vcpus(_state(daemon)).total == 16
     [stored] = stored_hosts.load_hosts(daemon.database)
@@ -184,7 +176,7 @@ def _forced_to_h1(daemon):
 
 
 def test_a_second_provider_cannot_take_a_host_s_name(daemon):
-    _report(daemon, sequence=1)
+    f.cast_report(daemon.client, "h1", sequence=1)
     _wait("known", lambda: daemon.client.get_host_states(None, ["h1"]))
     stored = stored_hosts.load_hosts(daemon.database)
     before = _counted(daemon)
@@ -205,7 +197,7 @@ def test_a_second_provider_cannot_take_a_host_s_name(daemon):
 
 
 def test_a_re_installed_host_takes_its_name_once_the_old_is_deleted(daemon):
-    _report(daemon, sequence=1)
+    f.cast_report(daemon.client, "h1", sequence=1)
     _wait("known", lambda: daemon.client.get_host_states(None, ["h1"]))
     placed = _forced_to_h1(daemon)
     in_use = subprocess.run(
@@ -259,7 +251,7 @@ def _placeable(daemon):
 
 def test_a_forged_usage_cast_lasts_one_usage_sync_at_most(syncing_daemon):
     daemon = syncing_daemon
-    _report(daemon, sequence=1, vcpus=4)
+    f.cast_report(daemon.client, "h1", sequence=1, vcpus=4)
     _wait("known", lambda: daemon.client.get_host_states(None, ["h1"]))
     uuid = f.host_uuid("h1")
     _forge_usage(daemon, uuid, 2 ** 40, {"VCPU": 4})

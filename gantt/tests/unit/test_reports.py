@@ -7,7 +7,7 @@ from gantt import version
 from gantt.cmd import common
 
 
-def _report(conf):
+def _run_report(conf):
     cls = type("Report", (reports._Report,), {"conf": conf})
     return cls(version.version_info).run()
 
@@ -19,7 +19,7 @@ def test_the_report_shows_gantt_and_this_process_options():
     conf.set_override("connection", "mysql+pymysql://u:secret@db/gantt",
                       group="database")
 
-    text = _report(conf)
+    text = _run_report(conf)
 
     assert "product = Gantt" in text
     assert "version = %s" % metadata.version("gantt") in text

@@ -1,11 +1,9 @@
 """The version cap: which objects each RPC version carries, and a capped
 client that sends only what that version's workers read."""
 
-from oslo_config import cfg
 from oslo_versionedobjects import base as ovo_base
 import pytest
 
-from gantt import conf as gantt_conf
 from gantt import exception
 from gantt import objects
 from gantt import rpc
@@ -19,6 +17,7 @@ from gantt.objects import statistics
 from gantt.rpcapi import client as rpc_client
 from gantt.rpcapi import versions
 from gantt.tests import factories
+from gantt.tests import fixtures as gantt_fixtures
 
 objects.register_all()
 
@@ -159,9 +158,7 @@ def test_a_method_newer_than_the_cap_is_refused_before_sending(
 
 
 def test_the_cap_comes_from_the_configuration(fake_transport):
-    conf = cfg.ConfigOpts()
-    gantt_conf.register_opts(conf)
-    conf([], project="gantt")
+    conf = gantt_fixtures.make_conf()
     conf.set_override("scheduler", "1.3", group="upgrade_levels")
     client = rpc_client.SchedulerClient.from_conf(conf, fake_transport)
     assert client.version_cap == "1.3"
@@ -173,9 +170,7 @@ def test_the_cap_comes_from_the_configuration(fake_transport):
 
 
 def test_a_malformed_cap_is_refused_by_the_configuration():
-    conf = cfg.ConfigOpts()
-    gantt_conf.register_opts(conf)
-    conf([], project="gantt")
+    conf = gantt_fixtures.make_conf()
     with pytest.raises(ValueError):
         conf.set_override("scheduler", "one.two", group="upgrade_levels")
 

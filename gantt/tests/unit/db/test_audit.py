@@ -22,18 +22,14 @@ def _claim(scheduler, host, count=1):
         spec, factories.uuids(count))]
 
 
-def _report(scheduler, host, instances):
-    scheduler.stats.update_resource_stats(factories.compute_node_obj(
-        host, instance_uuids=instances))
-
-
 def test_allocations_missing_from_their_host_are_orphans(scheduler):
-    _report(scheduler, "listed", [])
-    _report(scheduler, "silent", None)        # a 1.0 agent: never judged
+    factories.report(scheduler, "listed", instance_uuids=[])
+    # a 1.0 agent: never judged
+    factories.report(scheduler, "silent", instance_uuids=None)
     built, lost = _claim(scheduler, "listed", 2)
     [unknown] = _claim(scheduler, "silent")
     # the agent reports after the claims: it runs one of the two
-    _report(scheduler, "listed", [built])
+    factories.report(scheduler, "listed", instance_uuids=[built])
     orphans = audit.find_orphans(scheduler.stats.db, grace_seconds=0)
     assert [(o.consumer_uuid, o.host) for o in orphans] == [(lost, "listed")]
     assert orphans[0].resources == {"VCPU": 1, "MEMORY_MB": 2048,
@@ -42,29 +38,29 @@ def test_allocations_missing_from_their_host_are_orphans(scheduler):
 
 
 def test_a_claim_within_the_grace_period_is_not_an_orphan(scheduler):
-    _report(scheduler, "listed", [])
+    factories.report(scheduler, "listed", instance_uuids=[])
     _claim(scheduler, "listed")
-    _report(scheduler, "listed", [])
+    factories.report(scheduler, "listed", instance_uuids=[])
     assert audit.find_orphans(scheduler.stats.db, grace_seconds=3600) == []
 
 
 def test_a_move_source_is_judged_by_its_instance(scheduler):
     # during a move the source host still runs (and lists) the instance
     # while the migration consumer holds its allocations
-    _report(scheduler, "src", [])
-    _report(scheduler, "dst", [])
+    factories.report(scheduler, "src", instance_uuids=[])
+    factories.report(scheduler, "dst", instance_uuids=[])
     [instance] = _claim(scheduler, "src")
     [lost] = _claim(scheduler, "src")
     migration = factories.uuids(1)[0]
     scheduler.placer.move_claim(
         factories.request(force_hosts=["dst"]), instance,
         migration)
-    _report(scheduler, "src", [instance])
-    _report(scheduler, "dst", [instance])
+    factories.report(scheduler, "src", instance_uuids=[instance])
+    factories.report(scheduler, "dst", instance_uuids=[instance])
     orphans = audit.find_orphans(scheduler.stats.db, grace_seconds=0)
     assert [o.consumer_uuid for o in orphans] == [lost]
     # once the instance is gone from the source, the source is an orphan
-    _report(scheduler, "src", [])
+    factories.report(scheduler, "src", instance_uuids=[])
     orphans = audit.find_orphans(scheduler.stats.db, grace_seconds=0)
     assert {o.consumer_uuid for o in orphans} == {lost, migration}
     # a confirmed move's row no longer covers anything
@@ -78,9 +74,9 @@ def test_audit_reports_then_deletes_only_when_asked(scheduler, conf, capsys):
     # an unchanged report is stored only every report_persist_interval; the
     # audit judges by the stored report time, so store every report here
     conf.set_override("report_persist_interval", 0, "scheduler")
-    _report(scheduler, "listed", [])
+    factories.report(scheduler, "listed", instance_uuids=[])
     [lost] = _claim(scheduler, "listed")
-    _report(scheduler, "listed", [])
+    factories.report(scheduler, "listed", instance_uuids=[])
     argv = ["--config-file", _conf_file(scheduler.stats.db.url), "allocations",
             "audit", "--grace", "0"]
     assert manage.main(argv) == 3

@@ -1,7 +1,9 @@
 """Small builders shared by the scheduler unit tests (not a test module)."""
 
 from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler.state import aggregates as aggregate_set
 from gantt.scheduler.state import cache as cache_mod
+from gantt.scheduler.state import host_view
 from gantt.scheduler.state import update as update_mod
 from gantt.tests import factories
 
@@ -29,27 +31,42 @@ class FakeLookup:
                 if u in self._consumer_hosts}
 
 
-def make_cache(*nodes, ages=None, usages=None):
+def host_report(node, received_at=NOW):
+    """The cache's HostUpdate of ``node`` (a ComputeNode), received at
+    ``received_at`` on the injected clock."""
+    return update_mod.HostUpdate.from_compute_node(node,
+                                                   received_at=received_at)
+
+
+def view_of(cache, service_down_time=SERVICE_DOWN_TIME):
+    """A HostView over ``cache``'s table, taken at ``NOW``."""
+    return host_view.HostView(cache.table, NOW, service_down_time)
+
+
+def make_cache(*nodes, ages=None, usages=None, aggregates=()):
     """A HostStateCache holding ``nodes`` (ComputeNode objects).
 
     :param ages: ``{host name: seconds since its last report}``
     :param usages: ``{host name: {class: used}}``
+    :param aggregates: Aggregate objects, applied after the reports
     """
     ages = ages or {}
     usages = usages or {}
     cache = cache_mod.HostStateCache(clock=lambda: NOW)
     for node in nodes:
-        cache.apply_report(update_mod.HostUpdate.from_compute_node(
+        cache.apply_report(host_report(
             node, received_at=NOW - ages.get(node.host, 0)))
         if node.host in usages:
             cache.apply_usage(node.uuid, 1, usages[node.host])
+    if aggregates:
+        cache.apply_aggregates(aggregate_set.AggregateSet(aggregates))
     return cache
 
 
-def make_view(*nodes, ages=None, usages=None):
-    """A HostView over ``nodes``, in that row order."""
-    cache = make_cache(*nodes, ages=ages, usages=usages)
-    return cache.view(SERVICE_DOWN_TIME)
+def make_view(*nodes, ages=None, usages=None, aggregates=()):
+    """A HostView over ``nodes``, in that row order (see make_cache)."""
+    return view_of(make_cache(*nodes, ages=ages, usages=usages,
+                              aggregates=aggregates))
 
 
 def node(name="host1", **kwargs):

@@ -18,11 +18,6 @@ AGG_AZ = "a0a0a0a0-0000-4000-8000-000000000002"
 TENANT = "a0a0a0a0-0000-4000-8000-000000000003"
 
 
-def _report(scheduler, name, **fields):
-    assert scheduler.stats.update_resource_stats(
-        factories.compute_node_obj(name, **fields))
-
-
 def _agg(uuid, name, hosts=(), **metadata):
     return aggregate_obj.Aggregate(uuid=uuid, name=name, hosts=list(hosts),
                                    metadata=metadata)
@@ -34,7 +29,7 @@ def _hosts(selections):
 
 def test_aggregates_are_stored_listed_and_deleted(scheduler):
     for name in ("h1", "h2", "h3", "h4"):
-        _report(scheduler, name)
+        assert factories.report(scheduler, name)
     scheduler.operator.set_aggregate(_agg(AGG_SSD, "ssd", ["h1"], ssd="true"))
     scheduler.operator.set_aggregate(_agg(AGG_AZ, "east", ["h2", "h3"],
                                availability_zone="east"))
@@ -65,7 +60,7 @@ def test_bad_aggregates_are_refused(scheduler, aggregate):
 
 
 def test_an_aggregate_naming_an_unknown_host_is_refused(scheduler):
-    _report(scheduler, "h1")
+    assert factories.report(scheduler, "h1")
     with pytest.raises(exception.HostNotFound) as err:
         scheduler.operator.set_aggregate(
             _agg(AGG_SSD, "ssd", ["h1", "h9", "h8"]))
@@ -81,12 +76,13 @@ def test_an_aggregate_naming_an_unknown_host_is_refused(scheduler):
 
 
 def test_a_host_named_by_an_aggregate_joins_it_whenever_it_reports(scheduler):
-    _report(scheduler, "late")           # reports no zone: the aggregate's
+    # reports no zone: the aggregate's
+    assert factories.report(scheduler, "late")
     scheduler.operator.set_aggregate(_agg(AGG_AZ, "east", ["late"],
                                availability_zone="east"))
-    _report(scheduler, "early", zone="east")
-    _report(scheduler, "late")           # and reports again
-    _report(scheduler, "other", zone="west")
+    assert factories.report(scheduler, "early", zone="east")
+    assert factories.report(scheduler, "late")           # and reports again
+    assert factories.report(scheduler, "other", zone="west")
     spec = factories.request(availability_zone="east")
     result = scheduler.operator.explain(spec)
     assert sorted(h.host for h in result.weighed) == ["early", "late"]
@@ -107,8 +103,8 @@ def test_a_host_named_by_an_aggregate_joins_it_whenever_it_reports(scheduler):
 
 
 def test_a_restarted_worker_loads_the_aggregates(conf, sqlite_db, scheduler):
-    _report(scheduler, "h1")
-    _report(scheduler, "h2")
+    assert factories.report(scheduler, "h1")
+    assert factories.report(scheduler, "h2")
     scheduler.operator.set_aggregate(_agg(TENANT, "p1-only", ["h1"],
                                filter_tenant_id="p1"))
     conf.set_override("enabled_filters", ["AggregateMultiTenancyIsolation"],
@@ -128,7 +124,7 @@ def test_tenant_pre_filter_limits_a_project_to_its_aggregates(conf,
     conf.set_override("limit_tenants_to_placement_aggregate", True,
                       "scheduler")
     for name in ("h1", "h2", "h3"):
-        _report(scheduler, name)
+        assert factories.report(scheduler, name)
     scheduler.operator.set_aggregate(_agg(TENANT, "p1-only", ["h1"],
                                filter_tenant_id="p1"))
     placed = scheduler.placer.select_destinations(
@@ -147,11 +143,11 @@ def test_tenant_pre_filter_limits_a_project_to_its_aggregates(conf,
 
 
 def test_explain_names_the_removed_hosts_and_the_weights(conf, scheduler):
-    _report(scheduler, "big", memory_mb=65536)
-    _report(scheduler, "mid", memory_mb=32768)
-    _report(scheduler, "small", memory_mb=1024)
-    _report(scheduler, "off", disabled=True)
-    _report(scheduler, "far", zone="az9")
+    assert factories.report(scheduler, "big", memory_mb=65536)
+    assert factories.report(scheduler, "mid", memory_mb=32768)
+    assert factories.report(scheduler, "small", memory_mb=1024)
+    assert factories.report(scheduler, "off", disabled=True)
+    assert factories.report(scheduler, "far", zone="az9")
     spec = factories.request(factories.flavor(memory_mb=2048))
     result = scheduler.operator.explain(spec, limit=2)
     assert (result.considered, result.passed) == (5, 3)
@@ -171,8 +167,9 @@ def test_explain_names_the_removed_hosts_and_the_weights(conf, scheduler):
 
 
 def test_explain_counts_pre_filter_steps(scheduler):
-    _report(scheduler, "ok")
-    _report(scheduler, "gone", traits=["COMPUTE_STATUS_DISABLED"])
+    assert factories.report(scheduler, "ok")
+    assert factories.report(scheduler, "gone",
+                            traits=["COMPUTE_STATUS_DISABLED"])
     result = scheduler.operator.explain(factories.request())
     assert [(s.stage, s.name, s.hosts) for s in result.steps] == [
         ("candidates", "had trait COMPUTE_STATUS_DISABLED", ["gone"])]
@@ -200,15 +197,16 @@ def test_numa_and_pci_requests_land_where_they_fit(conf, scheduler):
                                 '"product_id": "154d"}'], "pci")
     scheduler = scheduler_mod.build(conf, scheduler.stats.db)
     scheduler.stats.load_cache()
-    _report(scheduler, "plain")
+    assert factories.report(scheduler, "plain")
     # pinned guests ask for PCPU (as in Nova), which only it offers
-    _report(scheduler, "pinned", numa_cells=[_numa_cell(0, 2),
+    assert factories.report(scheduler, "pinned", numa_cells=[_numa_cell(0, 2),
                                            _numa_cell(1, 4)],
             extra_inventories=[cn_obj.Inventory(resource_class="PCPU",
                                                 total=6)])
-    _report(scheduler, "huge", numa_cells=[_numa_cell(0, 0, 2048)])
-    _report(scheduler, "nics", pci_pools=[pci_obj.PciDevicePool(
-        vendor_id="8086", product_id="154d", count=2)])
+    assert factories.report(scheduler, "huge",
+                            numa_cells=[_numa_cell(0, 0, 2048)])
+    assert factories.report(scheduler, "nics", pci_pools=[
+        pci_obj.PciDevicePool(vendor_id="8086", product_id="154d", count=2)])
 
     def place(**extra_specs):
         flavor = factories.flavor(vcpus=4, memory_mb=4096,

@@ -5,14 +5,8 @@ import pytest
 from gantt.objects import compute_node
 from gantt.scheduler.state import cache as cache_mod
 from gantt.scheduler.state import host_view
-from gantt.scheduler.state import update as update_mod
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
-
-
-def _report(node, received_at=helpers.NOW):
-    return update_mod.HostUpdate.from_compute_node(node,
-                                                   received_at=received_at)
 
 
 def _custom(rc, total, **kwargs):
@@ -39,9 +33,9 @@ def _resources(state):
 def test_only_a_newer_report_replaces_the_stored_one(second_sequence,
                                                      applied):
     cache = helpers.make_cache()
-    assert cache.apply_report(_report(factories.compute_node_obj(
+    assert cache.apply_report(helpers.host_report(factories.compute_node_obj(
         "h1", vcpus=8, sequence=10)))
-    assert cache.apply_report(_report(factories.compute_node_obj(
+    assert cache.apply_report(helpers.host_report(factories.compute_node_obj(
         "h1", vcpus=32, sequence=second_sequence))) is applied
     vcpu = _resources(_state(cache, "h1"))["VCPU"]
     assert vcpu.total == (32 if applied else 8)
@@ -57,7 +51,7 @@ def test_newer_report_replaces_inventory_traits_and_aggregates():
         extra_inventories=[_custom("CUSTOM_GPU", 4)]))
     assert "CUSTOM_GPU" in _resources(_state(cache, "h1"))
 
-    assert cache.apply_report(_report(factories.compute_node_obj(
+    assert cache.apply_report(helpers.host_report(factories.compute_node_obj(
         "h1", sequence=2, vcpus=4, traits=["CUSTOM_NEW"],
         aggregates=["agg-b"], zone="az2")))
 
@@ -83,7 +77,7 @@ def test_host_renamed_by_a_newer_report_moves_in_the_host_index():
     cache = helpers.make_cache(factories.compute_node_obj("h1", sequence=1))
     node = factories.compute_node_obj("h1", sequence=2)
     node.host = "h1-renamed"
-    cache.apply_report(_report(node))
+    cache.apply_report(helpers.host_report(node))
     view = cache.view(60)
     assert list(view.rows_of_hosts(["h1"])) == [False]
     assert list(view.rows_of_hosts(["h1-renamed"])) == [True]
@@ -109,8 +103,8 @@ def test_growth_past_the_initial_row_capacity_keeps_earlier_rows():
     initial = cache.table.row_capacity
     assert initial == 64
     for i in range(initial * 2 + 5):
-        assert cache.apply_report(_report(factories.compute_node_obj(
-            f"h{i:03d}", vcpus=10 + i)))
+        assert cache.apply_report(helpers.host_report(
+            factories.compute_node_obj(f"h{i:03d}", vcpus=10 + i)))
     table = cache.table
     assert table.n == initial * 2 + 5
     assert table.row_capacity >= table.n
@@ -135,7 +129,7 @@ def test_growth_past_the_initial_column_capacity_keeps_earlier_rows(kind):
     else:
         extra = {"aggregates": names}
     node = factories.compute_node_obj("h003", vcpus=13, **extra)
-    assert cache.apply_report(_report(node))
+    assert cache.apply_report(helpers.host_report(node))
 
     table = cache.table
     for i in range(4):
@@ -166,10 +160,10 @@ def test_view_taken_before_growth_keeps_consistent_shapes():
     old = cache.view(60)
     # a new host, new classes, traits and aggregates: every array is regrown
     for i in range(64, 70):
-        cache.apply_report(_report(factories.compute_node_obj(
+        cache.apply_report(helpers.host_report(factories.compute_node_obj(
             f"h{i:03d}", vcpus=10 + i,
             extra_inventories=[_custom(f"CUSTOM_R{j}", 4)
-                               for j in range(10)],
+                                           for j in range(10)],
             traits=[f"CUSTOM_T{j}" for j in range(10)],
             aggregates=[f"agg{j}" for j in range(10)])))
     assert cache.table is not old.table
@@ -250,7 +244,7 @@ def test_host_states_free_is_capacity_minus_used(total, reserved, ratio,
 def test_host_states_up_follows_service_down_time(age, up):
     clock = [helpers.NOW]
     cache = cache_mod.HostStateCache(clock=lambda: clock[0])
-    cache.apply_report(_report(factories.compute_node_obj("h1"),
+    cache.apply_report(helpers.host_report(factories.compute_node_obj("h1"),
                                received_at=helpers.NOW))
     clock[0] = helpers.NOW + age
     assert _state(cache, "h1", service_down_time=60).up is up
@@ -300,37 +294,37 @@ def _node_with(sequence, memory_mb=4096):
 
 def test_a_repeated_report_refreshes_liveness_without_a_rewrite():
     cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
-    cache.apply_report(_report(_node_with(1)), persisted=True)
+    cache.apply_report(helpers.host_report(_node_with(1)), persisted=True)
     row = cache.table.row_by_uuid[factories.host_uuid("h1")]
     capabilities = cache.table.capabilities[row]
-    later = _report(_node_with(2), received_at=helpers.NOW + 30)
+    later = helpers.host_report(_node_with(2), received_at=helpers.NOW + 30)
     assert cache.refresh_liveness(later) is True
     assert cache.table.report_sequence[row] == 2
     assert cache.table.last_seen[row] == helpers.NOW + 30
     # the row was not written again (the same objects are held)
     assert cache.table.capabilities[row] is capabilities
     # not newer: refused, nothing changes
-    assert cache.refresh_liveness(_report(_node_with(2))) is False
+    assert cache.refresh_liveness(helpers.host_report(_node_with(2))) is False
     assert cache.table.last_seen[row] == helpers.NOW + 30
 
 
 def test_liveness_only_is_refused_when_the_content_differs():
     cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
-    cache.apply_report(_report(_node_with(1)), persisted=True)
+    cache.apply_report(helpers.host_report(_node_with(1)), persisted=True)
     assert cache.refresh_liveness(
-        _report(_node_with(2, memory_mb=8192))) is None
-    assert cache.refresh_liveness(_report(_node_with(2, memory_mb=1))) is (
-        None)
+        helpers.host_report(_node_with(2, memory_mb=8192))) is None
+    assert cache.refresh_liveness(
+        helpers.host_report(_node_with(2, memory_mb=1))) is None
 
 
 def test_content_cached_but_not_stored_is_never_kept_by_liveness():
     # 4 GiB stored; 8 GiB cached while the database was out; then the agent
     # says 4 GiB again: the row must go back to 4 GiB, not keep 8
     cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
-    cache.apply_report(_report(_node_with(1)), persisted=True)
-    cache.apply_report(_report(_node_with(2, memory_mb=8192)),
+    cache.apply_report(helpers.host_report(_node_with(1)), persisted=True)
+    cache.apply_report(helpers.host_report(_node_with(2, memory_mb=8192)),
                        persisted=False)
-    again = _report(_node_with(3))
+    again = helpers.host_report(_node_with(3))
     assert cache.needs_persisting(again, interval=3600)
     assert cache.refresh_liveness(again) is None
     assert cache.apply_report(again) is True
@@ -364,7 +358,7 @@ def test_a_reservation_made_before_growth_leaves_no_mark_in_either():
     uuid = factories.host_uuid("h000")
     with cache.reserved(uuid, {"VCPU": 2}) as table:
         # a new host: the cache swaps in a grown copy, mark included
-        cache.apply_report(_report(factories.compute_node_obj("h064")))
+        cache.apply_report(helpers.host_report(factories.compute_node_obj("h064")))
         assert cache.table is not table and cache.table.marks == 1
     col = table.resource_classes.get("VCPU")
     for held in (table, cache.table):

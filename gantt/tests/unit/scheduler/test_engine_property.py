@@ -107,10 +107,9 @@ def _configure(conf):
 
 
 def _conf():
-    fx = gantt_fixtures.Conf()
-    fx.setUp()
-    _configure(fx.conf)
-    return fx.conf
+    conf = gantt_fixtures.make_conf()
+    _configure(conf)
+    return conf
 
 
 CONF = _conf()

@@ -18,14 +18,7 @@ from gantt.tests import factories
 from gantt.tests import fixtures as gantt_fixtures
 from gantt.tests.unit.scheduler import helpers
 
-
-def _conf():
-    fx = gantt_fixtures.Conf()
-    fx.setUp()
-    return fx.conf
-
-
-FILTER = numa_topology.NUMATopologyFilter(_conf())
+FILTER = numa_topology.NUMATopologyFilter(gantt_fixtures.make_conf())
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
 

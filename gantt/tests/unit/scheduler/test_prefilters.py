@@ -49,22 +49,25 @@ def test_tenant_aggregates(conf, project, required, kept):
                       "scheduler")
     conf.set_override("placement_aggregate_required_for_tenants", required,
                       "scheduler")
-    view = _view(*[helpers.node("h%d" % i) for i in range(3)],
-                 aggs=TENANT_AGGS)
+    view = helpers.make_view(
+        *[helpers.node("h%d" % i) for i in range(3)],
+        aggregates=TENANT_AGGS)
     assert _kept(view, helpers.make_request(project_id=project),
                  conf)[0] == kept
 
 
 def test_tenant_pre_filter_is_off_by_default(conf):
-    view = _view(*[helpers.node("h%d" % i) for i in range(3)],
-                 aggs=TENANT_AGGS)
+    view = helpers.make_view(
+        *[helpers.node("h%d" % i) for i in range(3)],
+        aggregates=TENANT_AGGS)
     assert _kept(view, helpers.make_request(project_id="p1"),
                  conf)[0] == ["h0", "h1", "h2"]
 
 
 def test_disabled_computes_are_always_excluded(conf):
-    view = _view(helpers.node("on"),
-                 helpers.node("off", traits=["COMPUTE_STATUS_DISABLED"]))
+    view = helpers.make_view(
+        helpers.node("on"),
+        helpers.node("off", traits=["COMPUTE_STATUS_DISABLED"]))
     kept, removed = _kept(view, helpers.make_request(), None)
     assert kept == ["on"]
     assert removed == [("had trait COMPUTE_STATUS_DISABLED", 1)]
@@ -75,8 +78,9 @@ def test_disabled_computes_are_always_excluded(conf):
 def test_forced_hosts_keep_the_pre_filters(conf, forced):
     # as in Nova, whose request filters shape the Placement query for
     # forced hosts too: a disabled compute is never picked
-    view = _view(helpers.node("on"),
-                 helpers.node("off", traits=["COMPUTE_STATUS_DISABLED"]))
+    view = helpers.make_view(
+        helpers.node("on"),
+        helpers.node("off", traits=["COMPUTE_STATUS_DISABLED"]))
     kept, removed = _kept(view, helpers.make_request(**forced), conf)
     assert kept == []
     assert removed == [("not forced", 1),
@@ -84,9 +88,10 @@ def test_forced_hosts_keep_the_pre_filters(conf, forced):
 
 
 def test_forced_hosts_stay_in_the_requested_zone(conf):
-    view = _view(helpers.node("h0", zone="east"),
-                 helpers.node("h1", zone="west"), helpers.node("h2"),
-                 aggs=[_agg(T1, ["h2"], availability_zone="east")])
+    view = helpers.make_view(
+        helpers.node("h0", zone="east"),
+        helpers.node("h1", zone="west"), helpers.node("h2"),
+        aggregates=[_agg(T1, ["h2"], availability_zone="east")])
     request = helpers.make_request(force_hosts=["h0", "h1", "h2"],
                                    availability_zone="east")
     assert _kept(view, request, conf)[0] == ["h0", "h2"]
@@ -95,8 +100,9 @@ def test_forced_hosts_stay_in_the_requested_zone(conf):
 def test_forced_hosts_ignore_the_zone_without_the_zone_filter(conf):
     conf.set_override("enabled_filters", ["ComputeFilter"],
                       "filter_scheduler")
-    view = _view(helpers.node("h0", zone="east"),
-                 helpers.node("h1", zone="west"))
+    view = helpers.make_view(
+        helpers.node("h0", zone="east"),
+        helpers.node("h1", zone="west"))
     request = helpers.make_request(force_hosts=["h0", "h1"],
                                    availability_zone="east")
     assert _kept(view, request, conf)[0] == ["h0", "h1"]
@@ -109,7 +115,8 @@ def test_forced_hosts_ignore_the_zone_without_the_zone_filter(conf):
 ])
 def test_forced_and_ignored_hosts_match_in_any_case(conf, names, kept):
     # as Nova's HostManager compares them
-    view = _view(helpers.node("h0"), helpers.node("h1"), helpers.node("H2"))
+    view = helpers.make_view(
+        helpers.node("h0"), helpers.node("h1"), helpers.node("H2"))
     assert _kept(view, helpers.make_request(**names), conf)[0] == kept
 
 
@@ -132,11 +139,12 @@ def test_forced_and_ignored_hosts_match_in_any_case(conf, names, kept):
 def test_trait_pre_filters(conf, option, props, specs, kept):
     if option:
         conf.set_override(option, True, "scheduler")
-    view = _view(helpers.node("plain"),
-                 helpers.node("qcow2", traits=["COMPUTE_IMAGE_TYPE_QCOW2",
-                                               "COMPUTE_ACCELERATORS"]),
-                 helpers.node("virtio", traits=["COMPUTE_STORAGE_BUS_VIRTIO",
-                                                "COMPUTE_NET_VIRTIO_PACKED"]))
+    view = helpers.make_view(
+        helpers.node("plain"),
+        helpers.node("qcow2", traits=["COMPUTE_IMAGE_TYPE_QCOW2",
+                                      "COMPUTE_ACCELERATORS"]),
+        helpers.node("virtio", traits=["COMPUTE_STORAGE_BUS_VIRTIO",
+                                       "COMPUTE_NET_VIRTIO_PACKED"]))
     request = helpers.make_request(
         factories.flavor(extra_specs=specs),
         image=request_spec.ImageMeta(properties=props) if props else None)
@@ -151,10 +159,11 @@ def test_trait_pre_filters(conf, option, props, specs, kept):
 def test_isolated_aggregates(conf, specs, kept):
     conf.set_override("enable_isolated_aggregate_filtering", True,
                       "scheduler")
-    view = _view(helpers.node("h0", traits=["CUSTOM_GOLD"]),
-                 helpers.node("h1"),
-                 aggs=[_agg(GOLD, ["h0"], **{"trait:CUSTOM_GOLD":
-                                             "required"})])
+    view = helpers.make_view(
+        helpers.node("h0", traits=["CUSTOM_GOLD"]),
+        helpers.node("h1"),
+        aggregates=[_agg(GOLD, ["h0"], **{"trait:CUSTOM_GOLD":
+                                    "required"})])
     request = helpers.make_request(factories.flavor(extra_specs=specs))
     assert _kept(view, request, conf)[0] == kept
 
@@ -164,9 +173,10 @@ def test_isolated_aggregates(conf, specs, kept):
 def test_availability_zone_pre_filter(conf, zone, kept):
     conf.set_override("query_placement_for_availability_zone", True,
                       "scheduler")
-    view = _view(helpers.node("h0", zone="east"),
-                 helpers.node("h1", zone="west"), helpers.node("h2"),
-                 aggs=[_agg(T1, ["h2"], availability_zone="east")])
+    view = helpers.make_view(
+        helpers.node("h0", zone="east"),
+        helpers.node("h1", zone="west"), helpers.node("h2"),
+        aggregates=[_agg(T1, ["h2"], availability_zone="east")])
     kept_hosts, removed = _kept(view, helpers.make_request(
         availability_zone=zone), conf)
     assert kept_hosts == kept
@@ -176,7 +186,8 @@ def test_availability_zone_pre_filter(conf, zone, kept):
 
 def test_a_cross_cell_move_makes_the_cell_a_preference(conf):
     cell = "aaaaaaaa-0000-4000-8000-000000000001"
-    view = _view(helpers.node("in", cell_uuid=cell), helpers.node("out"))
+    view = helpers.make_view(
+        helpers.node("in", cell_uuid=cell), helpers.node("out"))
     dest = request_spec.Destination(cell_uuid=cell)
     assert _kept(view, helpers.make_request(requested_destination=dest),
                  conf)[0] == ["in"]

@@ -7,25 +7,17 @@ evaluated capabilities and stats, extremes) follows every change.
 """
 
 import numpy as np
-from oslo_config import cfg
 
-from gantt import conf as gantt_conf
 from gantt.conf import filter_scheduler
 from gantt.objects import aggregate as aggregate_obj
 from gantt.scheduler.pipeline import plugins
 from gantt.scheduler.pipeline import weighers
 from gantt.scheduler.state import aggregates
 from gantt.scheduler.state import update as update_mod
+from gantt.tests import fixtures as gantt_fixtures
 from gantt.tests.unit.scheduler import helpers
 
 HPC = "a0a0a0a0-0000-4000-8000-0000000000f1"
-
-
-def _conf():
-    conf = cfg.ConfigOpts()
-    gantt_conf.register_opts(conf)
-    conf([], project="gantt", default_config_files=[])
-    return conf
 
 
 def _runner(conf, vectorised=True):
@@ -54,7 +46,7 @@ def _fleet(count=30, version_base=0):
     return cache
 
 
-def _report(cache, name, **fields):
+def _reports_again(cache, name, **fields):
     """``name`` reports again, with ``fields`` changed."""
     cache.apply_report(update_mod.HostUpdate.from_compute_node(
         helpers.node(name, vcpus=16, memory_mb=8192, disk_gb=200, **fields),
@@ -78,8 +70,8 @@ def _check_same_totals(conf, view, mask):
 
 
 def test_every_row_weighed_at_once_gives_the_per_host_totals():
-    conf = _conf()
-    view = _view(_fleet())
+    conf = gantt_fixtures.make_conf()
+    view = helpers.view_of(_fleet())
     mask = np.ones(view.n, dtype=bool)
     mask[[3, 7]] = False
     weighing, expected = _check_same_totals(conf, view, mask)
@@ -92,39 +84,40 @@ def test_every_row_weighed_at_once_gives_the_per_host_totals():
 def test_values_far_from_zero_keep_their_differences():
     # hypervisor versions around 1e15 that differ by 1 and 2: adding
     # ``a * raw`` and subtracting ``a * low`` would lose them
-    conf = _conf()
-    view = _view(_fleet(version_base=10 ** 15))
+    conf = gantt_fixtures.make_conf()
+    view = helpers.view_of(_fleet(version_base=10 ** 15))
     _check_same_totals(conf, view, np.ones(view.n, dtype=bool))
 
 
 def test_an_aggregate_multiplier_follows_membership_changes():
-    conf = _conf()
+    conf = gantt_fixtures.make_conf()
     cache = _fleet()
     ram = _weigher(conf, "RAMWeigher")
-    before = ram.multiplier(_view(cache), weighers.ALL)
+    before = ram.multiplier(helpers.view_of(cache), weighers.ALL)
     assert before[0] == 3.0 and before[1] == 1.0
     # h01 now reports itself in the hpc aggregate
-    _report(cache, "h01", aggregates=[HPC])
-    after = ram.multiplier(_view(cache), weighers.ALL)
+    _reports_again(cache, "h01", aggregates=[HPC])
+    after = ram.multiplier(helpers.view_of(cache), weighers.ALL)
     assert after[1] == 3.0
     assert not after.flags.writeable
-    view = _view(cache)
+    view = helpers.view_of(cache)
     _check_same_totals(conf, view, np.ones(view.n, dtype=bool))
 
 
 def test_an_evaluated_capability_follows_reports():
-    conf = _conf()
+    conf = gantt_fixtures.make_conf()
     cache = _fleet()
     version = _weigher(conf, "HypervisorVersionWeigher")
     request = helpers.make_request()
-    first = version.weigh_columns(_view(cache), request, weighers.ALL)
+    first = version.weigh_columns(helpers.view_of(cache), request,
+                                  weighers.ALL)
     # a report that repeats what the host said keeps the column
-    _report(cache, "h05", capabilities={"hypervisor_version": "2"})
-    assert version.weigh_columns(_view(cache), request,
+    _reports_again(cache, "h05", capabilities={"hypervisor_version": "2"})
+    assert version.weigh_columns(helpers.view_of(cache), request,
                                  weighers.ALL) is first
     # one that changes it is seen at once
-    _report(cache, "h05", capabilities={"hypervisor_version": "7"})
-    view = _view(cache)
+    _reports_again(cache, "h05", capabilities={"hypervisor_version": "7"})
+    view = helpers.view_of(cache)
     second = version.weigh_columns(view, request, weighers.ALL)
     assert second[5] == 7.0 and first[5] == 2.0
     # and the weighing's kept extremes follow it: h05 is now the newest
@@ -145,13 +138,13 @@ def test_claims_in_flight_count_only_while_marked():
 def test_one_runner_follows_a_changed_capability():
     # the runner keeps a shared column's extremes between requests: the
     # column that a changed report makes is a new one, weighed afresh
-    conf = _conf()
+    conf = gantt_fixtures.make_conf()
     cache = _fleet()
     runner = _runner(conf)
     request = helpers.make_request()
     mask = np.ones(_view(cache).n, dtype=bool)
     runner.weigh(_view(cache), request, mask)
-    _report(cache, "h05", capabilities={"hypervisor_version": "7"})
+    _reports_again(cache, "h05", capabilities={"hypervisor_version": "7"})
     view = _view(cache)
     expected, _parts = _runner(conf, vectorised=False).run(
         view, request, np.flatnonzero(mask))
