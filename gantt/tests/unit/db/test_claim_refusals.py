@@ -10,7 +10,7 @@ import pytest
 
 from gantt import exception
 from gantt.db import allocations
-from gantt.db import providers
+from gantt.db import reports
 from gantt.objects import compute_node
 from gantt.tests import factories
 
@@ -22,7 +22,7 @@ GROUP = "0b7a3d2e-8f9c-4c1d-a2b3-c4d5e6f70819"
 
 @pytest.fixture
 def db(sqlite_db):
-    providers.save_report(sqlite_db, factories.compute_node_obj(
+    reports.save_report(sqlite_db, factories.compute_node_obj(
         "h1", vcpus=8, extra_inventories=[compute_node.Inventory(
             resource_class="CUSTOM_GPU", total=8, reserved=2, min_unit=2,
             max_unit=4, step_size=2, allocation_ratio=1.0)]))
@@ -47,7 +47,7 @@ def test_the_reason_of_a_refused_claim(db, rc, amount, reason):
 def test_a_new_consumers_claim_keeps_its_group_policy(db):
     # claim(new=True), the scheduler's first claim of an instance, counts
     # the group's members as the other claims do
-    providers.save_report(db, factories.compute_node_obj("h2", vcpus=8))
+    reports.save_report(db, factories.compute_node_obj("h2", vcpus=8))
     group = allocations.GroupClaim(GROUP, "anti-affinity")
     allocations.ensure_group(db, group)
     with db.begin() as conn:

@@ -14,7 +14,6 @@ from gantt.objects import provider
 from gantt.objects import request_spec
 from gantt.scheduler.pipeline import candidates
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
@@ -30,8 +29,7 @@ def _view():
     cache.apply_aggregates(aggregates.AggregateSet([
         aggregate_obj.Aggregate(uuid=AGG_A, name="a", hosts=["h0"]),
         aggregate_obj.Aggregate(uuid=AGG_B, name="b", hosts=["h1"])]))
-    return host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    return helpers.view_of(cache)
 
 
 def _kept(view, outcome):

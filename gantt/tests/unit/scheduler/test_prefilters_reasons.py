@@ -15,7 +15,6 @@ from gantt.objects import request_spec
 from gantt.scheduler.pipeline import candidates
 from gantt.scheduler.pipeline import prefilters
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_view
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
@@ -32,8 +31,7 @@ def _agg(uuid, hosts, **metadata):
 def _view(*nodes, aggs=()):
     cache = helpers.make_cache(*nodes)
     cache.apply_aggregates(aggregates.AggregateSet(aggs))
-    return host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    return helpers.view_of(cache)
 
 
 def _outcome(view, request, conf):

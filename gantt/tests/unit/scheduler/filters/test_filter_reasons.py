@@ -15,7 +15,6 @@ from gantt.scheduler.pipeline import plugins
 from gantt.scheduler.pipeline.filters import metrics
 from gantt.scheduler.pipeline.filters import tenant_isolation
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_view
 from gantt.tests.unit.scheduler import helpers
 
 
@@ -89,8 +88,7 @@ def test_a_host_in_two_tenant_aggregates_takes_both_tenants(conf):
                                 metadata={key: project})
         for i, (key, project) in enumerate((("filter_tenant_id", "p1"),
                                             ("filter_tenant_id_2", "p2")))]))
-    view = host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    view = helpers.view_of(cache)
     flt = tenant_isolation.AggregateMultiTenancyIsolation(conf)
     for project, expected in (("p1", True), ("p2", True), ("p3", False)):
         helpers.assert_both_paths(flt, view, helpers.make_request(
@@ -122,7 +120,6 @@ def test_an_aggregate_limit_that_is_not_an_integer_is_ignored(conf, name,
     cache.apply_aggregates(aggregates.AggregateSet([aggregate_obj.Aggregate(
         uuid="a0a0a0a0-0000-4000-8000-000000000001", name="a",
         hosts=["h0"], metadata={key: "2.5"})]))
-    view = host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    view = helpers.view_of(cache)
     flt, = plugins.load(plugins.FILTERS, [name], conf)
     helpers.assert_both_paths(flt, view, helpers.make_request(), [True])

@@ -28,7 +28,6 @@ from gantt.scheduler.pipeline import weighers
 from gantt.scheduler.pipeline.weighers import image_props
 from gantt.scheduler.pipeline.weighers import metrics
 from gantt.scheduler.state import aggregates
-from gantt.scheduler.state import host_view
 from gantt.tests.unit.scheduler import helpers
 
 GROUP = "0b7a3d2e-8f9c-4c1d-a2b3-c4d5e6f70819"
@@ -155,8 +154,7 @@ def _fleet():
         uuid=HPC, name="hpc", hosts=["h%02d" % i for i in range(0, COUNT, 4)],
         metadata={"ram_weight_multiplier": "3.0",
                   "cpu_weight_multiplier": "0"})]))
-    return host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    return helpers.view_of(cache)
 
 
 def _request():
@@ -250,8 +248,8 @@ def test_a_weighers_bounds_replace_the_observed_ones(world, rows,
 
 
 def test_integer_values_are_normalised_as_numbers():
-    _close(weighers.normalize(np.array([2, 4, 6])), [0.0, 0.5, 1.0])
-    _close(weighers.normalize(np.array([2, 4, 6]), multiplier=2.0),
+    _close(weighers.normalize.normalize(np.array([2, 4, 6])), [0.0, 0.5, 1.0])
+    _close(weighers.normalize.normalize(np.array([2, 4, 6]), multiplier=2.0),
            [0.0, 1.0, 2.0])
 
 
@@ -317,8 +315,7 @@ def test_metrics_a_host_misses_count_only_where_they_weigh():
     cache.apply_aggregates(aggregates.AggregateSet([aggregate_obj.Aggregate(
         uuid=HPC, name="quiet", hosts=["m2"],
         metadata={"metrics_weight_multiplier": "0"})]))
-    view = host_view.HostView(cache.table, helpers.NOW,
-                              helpers.SERVICE_DOWN_TIME)
+    view = helpers.view_of(cache)
     weigher = metrics.MetricsWeigher(conf)
     request = helpers.make_request()
     expected = [3.0, -10000.0, 4.0, -10000.0]
