@@ -10,6 +10,15 @@ to -0.5. So a RAM-heavy flavor goes where RAM is the emptiest class, and a
 host does not run out of one class while the others sit idle, which
 strands them.
 
+Unlike Nova's weighers the value is normalised on a fixed scale
+(``minval = -0.5``, ``maxval = 0``: a host weighs ``1 - 2 * deviation``
+times the multiplier), as kube-scheduler scores it: candidates that are
+all nearly balanced differ by little, so that another weigher (a stacking
+one, say) decides between them. Normalised over the candidates instead,
+the smallest differences would swing the whole multiplier, and on a fleet
+of identical hosts this cost stacking 5 % of the instances placed (see
+``benchmarks/packing.py``).
+
 The classes weighed are ``[filter_scheduler]
 balanced_allocation_resource_classes`` plus any other class the request
 asks for; a host weighs only those it has capacity of (a host with fewer
@@ -40,6 +49,9 @@ def spread(fractions, present):
 class BalancedAllocationWeigher(weighers.BaseWeigher):
     name = "BalancedAllocationWeigher"
     multiplier_option = "balanced_allocation_weight_multiplier"
+    # the fixed scale described above
+    minval = -0.5
+    maxval = 0.0
 
     def _classes(self, request):
         """The classes weighed for ``request``, in a fixed order."""

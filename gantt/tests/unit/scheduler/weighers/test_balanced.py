@@ -163,6 +163,20 @@ def test_runners_agree_with_balanced_and_stacking(conf):
     assert view.hosts[int(np.argmax(results[0]))] == "even"
 
 
+def test_the_scale_is_fixed_not_the_candidates_spread(conf):
+    # a host weighs (1 - 2 * deviation) * multiplier, however close the
+    # candidates are to each other
+    conf.set_override(KEY, 2.0, "filter_scheduler")
+    view = _view()
+    request = helpers.make_request(_flavor())
+    values = np.array(raw(balanced.BalancedAllocationWeigher(conf), view,
+                          request))
+    for runner in _runners(conf):
+        runner.weighers = runner.weighers[:1]
+        totals, _parts = runner.run(view, request, np.arange(view.n))
+        assert np.allclose(totals, 2.0 * (1 + 2 * values))
+
+
 # -- property test ----------------------------------------------------------
 
 CONF = None
