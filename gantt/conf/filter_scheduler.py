@@ -121,6 +121,21 @@ Multiplier for ImagePropertiesWeigher: positive prefers hosts already
 running instances whose images share the requested image's properties
 (packing), negative spreads them; 0 disables the weigher.
 """),
+    cfg.FloatOpt("balanced_allocation_weight_multiplier", default=0.0,
+                 help="""
+Multiplier for BalancedAllocationWeigher (a Gantt weigher, not in the
+default ``enabled_weighers``: add it there). Positive prefers hosts whose
+used fractions of the resource classes would sit closest to each other
+after the placement, so that no class runs out while others sit idle;
+0 disables. Overridden per host by aggregate metadata of the same name.
+See the packing page of the admin guide for measured policies.
+"""),
+    cfg.ListOpt("balanced_allocation_resource_classes",
+                default=["VCPU", "MEMORY_MB", "DISK_GB"],
+                help="""
+The resource classes BalancedAllocationWeigher compares, besides any other
+class a request asks for. A host weighs only the classes it has capacity of.
+"""),
     cfg.ListOpt("image_props_weight_setting", default=[],
                 help="""
 ``property=ratio`` pairs weighing each image property in

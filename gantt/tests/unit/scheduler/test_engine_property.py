@@ -35,7 +35,9 @@ from gantt.tests.unit.scheduler import helpers
 ALL_FILTERS = sorted(
     ep.name for ep in __import__("stevedore").ExtensionManager(
         plugins.FILTERS).list_entry_points())
-ALL_WEIGHERS = list(filter_scheduler.DEFAULT_WEIGHERS)
+# the defaults and Gantt's own weigher, which is not among them
+ALL_WEIGHERS = list(filter_scheduler.DEFAULT_WEIGHERS) + [
+    "BalancedAllocationWeigher"]
 
 AGGS = ["a0a0a0a0-0000-4000-8000-00000000000%d" % i for i in range(5)]
 CELLS = ["c0c0c0c0-0000-4000-8000-00000000000%d" % i for i in range(2)]
@@ -70,6 +72,7 @@ META_VALUES = {
     "max_instances_per_host": ["3", "1", "x"],
     "ram_weight_multiplier": ["2", "-1.5", "junk"],
     "io_ops_weight_multiplier": ["0", "3"],
+    "balanced_allocation_weight_multiplier": ["0", "4", "junk"],
     "metrics_weight_multiplier": ["0", "2"],
     "build_failure_weight_multiplier": ["1", "nan"],
     "ssd": ["true", "3", "true,false"],
@@ -103,6 +106,8 @@ def _configure(conf):
     conf.set_override("image_props_weight_multiplier", 2.0,
                       "filter_scheduler")
     conf.set_override("max_io_ops_per_host", 2, "filter_scheduler")
+    conf.set_override("balanced_allocation_weight_multiplier", 2.0,
+                      "filter_scheduler")
     conf.set_override("max_instances_per_host", 4, "filter_scheduler")
 
 
@@ -390,7 +395,7 @@ def test_both_runners_give_the_same_decision(case):
 
 
 def test_every_built_in_plugin_is_covered():
-    assert len(FILTERS) == 24 and len(WEIGHERS) == 13
+    assert len(FILTERS) == 24 and len(WEIGHERS) == 14
     # the queries above include ones only the per-host path can evaluate
     assert any('"not"' in q for q in QUERIES)
     assert json.loads(QUERIES[0])[0] == ">="

@@ -21,6 +21,7 @@ ALL_WEIGHERS = [
     "BuildFailureWeigher", "CPUWeigher", "CrossCellWeigher", "DiskWeigher",
     "HypervisorVersionWeigher", "ImagePropertiesWeigher", "IoOpsWeigher",
     "MetricsWeigher", "NumInstancesWeigher", "PCIWeigher", "RAMWeigher",
+    "BalancedAllocationWeigher",
     "ServerGroupSoftAffinityWeigher", "ServerGroupSoftAntiAffinityWeigher",
 ]
 
