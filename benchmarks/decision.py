@@ -39,7 +39,7 @@ def gantt_side(args):
     from gantt import scheduler as scheduler_mod
     from gantt.scheduler.pipeline import candidates
     from gantt.scheduler.pipeline import cycle as cycle_mod
-    from gantt.scheduler.pipeline import request as request_mod
+    from gantt.scheduler.pipeline import translate
 
     conf = gantt_env.make_conf()
     now = 1.0e9
@@ -56,7 +56,7 @@ def gantt_side(args):
         mgr = scheduler_mod.build(conf, None, clock=lambda: now,
                                   rng=random.Random(1)).placer
         gantt_env.fill_cache(mgr.cache, cloud, now)
-        request = request_mod.from_spec(
+        request = translate.from_spec(
             gantt_env.request_spec(cloud), [fleet.make_uuid(1, 7)],
             gantt_env.NoLookup())
         build_s = time.perf_counter() - started

@@ -55,7 +55,7 @@ from gantt.scheduler.pipeline import filters as filters_base
 from gantt.scheduler.pipeline import picking
 from gantt.scheduler.pipeline import pipeline as pipeline_mod
 from gantt.scheduler.pipeline import plugins
-from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler.pipeline import translate
 from gantt.scheduler.pipeline import weighers as weighers_base
 from gantt.scheduler.state import aggregates
 from gantt.scheduler.state import cache as cache_mod
@@ -186,7 +186,7 @@ class Engine:
 
 def prepare(engine, spec, lookup):
     """Once per request: validate it, take a view, run the candidates."""
-    request = request_mod.from_spec(spec, [_uuid(7, 2)], lookup)
+    request = translate.from_spec(spec, [_uuid(7, 2)], lookup)
     view = host_view.HostView(engine.cache.table, engine.cache.now(),
                               engine.conf.scheduler.service_down_time)
     cycle = cycle_mod.CycleState(request, view)

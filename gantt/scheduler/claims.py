@@ -32,7 +32,7 @@ from gantt.db import api as db_api
 from gantt.db import host_load
 from gantt.db import moves
 from gantt.objects import usage as usage_obj
-from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler.pipeline import translate
 
 LOG = logging.getLogger(__name__)
 
@@ -270,7 +270,7 @@ class ClaimService:
         :raises: InvalidRequest, CapacityExceeded, ProviderNotFound,
             ClaimConflict
         """
-        allocation = request_mod.validate_allocation_request(
+        allocation = translate.validate_allocation_request(
             allocation_request)
         self.claim(consumer_uuid, allocation, owner=allocations.ConsumerInfo(
             project_id=project_id, user_id=user_id))

@@ -25,7 +25,7 @@ from gantt.scheduler import claims as claims_mod
 from gantt.scheduler import held as held_mod
 from gantt.scheduler import selections
 from gantt.scheduler.pipeline import cycle as cycle_mod
-from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler.pipeline import translate
 from gantt.scheduler.pipeline import weighers as weighers_base
 
 LOG = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class Placer:
 
         :raises: InvalidRequest
         """
-        request = request_mod.from_spec(spec, instance_uuids, self.lookup)
+        request = translate.from_spec(spec, instance_uuids, self.lookup)
         return cycle_mod.CycleState(request, self.view(),
                                     owner=claims_mod.owner_of(request))
 

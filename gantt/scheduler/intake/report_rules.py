@@ -12,7 +12,7 @@ import re
 from oslo_utils import uuidutils
 
 from gantt import exception
-from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler import vocabulary
 
 #: longest value the database stores for each string field of a report
 MAX_LENGTH = {"host": 255, "nodename": 200, "availability_zone": 255}
@@ -42,7 +42,7 @@ def validate_node(node):
     _validate_identity(node)
     _validate_inventories(node)
     for trait in node.traits:
-        request_mod.validate_trait(trait)
+        vocabulary.validate_trait(trait)
     _validate_children(node)
 
 
@@ -80,7 +80,7 @@ def validate_boot_id(boot_id):
 def _validate_inventories(node):
     seen = set()
     for inv in node.inventories:
-        rc = request_mod.validate_resource_class(inv.resource_class)
+        rc = vocabulary.validate_resource_class(inv.resource_class)
         if rc in seen:
             raise exception.InvalidRequest(
                 reason="resource class %s reported twice" % rc)
@@ -119,7 +119,7 @@ def validate_provider(provider, parents=None):
                 reason="aggregate %r is not a uuid" % (agg,))
     _validate_inventories(provider)
     for trait in provider.traits:
-        request_mod.validate_trait(trait)
+        vocabulary.validate_trait(trait)
 
 
 def _validate_children(node):

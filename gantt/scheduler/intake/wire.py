@@ -30,8 +30,8 @@ from gantt import exception
 from gantt.objects import base as objects_base
 from gantt.objects import compute_node as cn_obj
 from gantt.rpcapi import validate
+from gantt.scheduler import vocabulary
 from gantt.scheduler.intake import report_rules
-from gantt.scheduler.pipeline import request as request_mod
 from gantt.scheduler.state import update as update_mod
 
 _NAME = "gantt_object.name"
@@ -299,7 +299,7 @@ def _checked_inventories(inventories):
     """``_validate_inventories``' rules; the HostUpdate inventory dict."""
     result = {}
     for rc, values in inventories:
-        request_mod.validate_resource_class(rc)
+        vocabulary.validate_resource_class(rc)
         if rc in result:
             raise exception.InvalidRequest(
                 reason="resource class %s reported twice" % rc)
@@ -340,7 +340,7 @@ class KnownValid:
         result = frozenset(traits)
         if not self._known(self._traits, result):
             for trait in traits:
-                request_mod.validate_trait(trait)
+                vocabulary.validate_trait(trait)
             self._remember(self._traits, result)
         return result
 

@@ -34,7 +34,7 @@ from gantt.objects import request_spec as rs_obj
 from gantt.scheduler.pipeline import candidates
 from gantt.scheduler.pipeline import filters as filters_base
 from gantt.scheduler.pipeline import plugins
-from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler.pipeline import translate
 from gantt.scheduler.state import aggregates as aggregates_mod
 from gantt.scheduler.state import host_view
 from gantt.scheduler.state import numa
@@ -171,7 +171,7 @@ class GanttWorld:
     def request(self, req):
         """The ResourceRequest and a fresh view (InvalidRequest raises)."""
         spec = request_spec(req)
-        request = request_mod.from_spec(spec, [INSTANCE_UUID],
+        request = translate.from_spec(spec, [INSTANCE_UUID],
                                         Lookup(self.world, req))
         return request, host_view.HostView(
             self.cache.table, self.cache.now(),

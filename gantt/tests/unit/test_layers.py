@@ -41,6 +41,10 @@ RULES = (
     ("gantt.scheduler.state",
      ("gantt.scheduler.pipeline",) + _SERVICES,
      "state is what the pipeline reads; it does not rank or claim"),
+    ("gantt.scheduler.intake",
+     ("gantt.scheduler.pipeline", "gantt.scheduler.placer",
+      "gantt.scheduler.operator", "gantt.scheduler.explain"),
+     "intake takes reports into state; it never ranks hosts"),
 )
 
 ROOT = pathlib.Path(gantt.__file__).parent

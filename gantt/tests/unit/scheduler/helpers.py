@@ -1,6 +1,6 @@
 """Small builders shared by the scheduler unit tests (not a test module)."""
 
-from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler.pipeline import translate
 from gantt.scheduler.state import aggregates as aggregate_set
 from gantt.scheduler.state import cache as cache_mod
 from gantt.scheduler.state import host_view
@@ -77,7 +77,7 @@ def make_request(flavor=None, *, lookup=None, instance_uuids=None,
                  **spec_fields):
     """A validated ResourceRequest, as from_spec builds it."""
     spec = factories.request(flavor, **spec_fields)
-    return request_mod.from_spec(spec, instance_uuids or factories.uuids(1),
+    return translate.from_spec(spec, instance_uuids or factories.uuids(1),
                                  lookup or FakeLookup())
 
 

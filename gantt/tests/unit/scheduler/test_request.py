@@ -4,7 +4,8 @@ import pytest
 
 from gantt import exception
 from gantt.objects import request_spec
-from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler import vocabulary
+from gantt.scheduler.pipeline import translate
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
@@ -15,7 +16,7 @@ def _build(flavor=None, lookup=None, instance_uuids=None, **spec_fields):
     spec = factories.request(flavor, **spec_fields)
     if instance_uuids is None:
         instance_uuids = factories.uuids(1)
-    return request_mod.from_spec(spec, instance_uuids,
+    return translate.from_spec(spec, instance_uuids,
                                  lookup or helpers.FakeLookup())
 
 
@@ -183,7 +184,7 @@ def test_invalid_request_names_the_bad_value(kwargs, named):
 def test_missing_flavor_is_invalid():
     spec = request_spec.RequestSpec()
     with pytest.raises(exception.InvalidRequest, match="no flavor"):
-        request_mod.from_spec(spec, factories.uuids(1), helpers.FakeLookup())
+        translate.from_spec(spec, factories.uuids(1), helpers.FakeLookup())
 
 
 @pytest.mark.parametrize("name, valid", [
@@ -193,10 +194,10 @@ def test_missing_flavor_is_invalid():
 ])
 def test_validate_resource_class(name, valid):
     if valid:
-        assert request_mod.validate_resource_class(name) == name
+        assert vocabulary.validate_resource_class(name) == name
     else:
         with pytest.raises(exception.InvalidRequest):
-            request_mod.validate_resource_class(name)
+            vocabulary.validate_resource_class(name)
 
 
 @pytest.mark.parametrize("name, valid", [
@@ -205,10 +206,10 @@ def test_validate_resource_class(name, valid):
 ])
 def test_validate_trait(name, valid):
     if valid:
-        assert request_mod.validate_trait(name) == name
+        assert vocabulary.validate_trait(name) == name
     else:
         with pytest.raises(exception.InvalidRequest, match=name):
-            request_mod.validate_trait(name)
+            vocabulary.validate_trait(name)
 
 
 # -- server groups ------------------------------------------------------------
