@@ -16,6 +16,7 @@ keeps what that needs of the shared read-only columns (their extremes and
 splits) for as long as they live.
 """
 
+import functools
 import threading
 import typing
 
@@ -145,7 +146,7 @@ class ColumnFacts:
         not a shared read-only column (splitting it afresh would cost more
         than it saves)."""
         if not isinstance(multiplier, np.ndarray):
-            return Split(float(multiplier), _NO_ROWS, _NO_DELTAS)
+            return _uniform_split(float(multiplier))
         if multiplier.flags.writeable:
             return None
         return self._get(self._splits, multiplier, _split)
@@ -162,6 +163,15 @@ class ColumnFacts:
                 memo.clear()
             memo[key] = _Held(column, value)
         return value
+
+
+@functools.lru_cache(maxsize=64)
+def _uniform_split(default):
+    """The :class:`Split` of one multiplier for every row. Cached (and
+    lru_cache locks itself): most multipliers are a few config values, and
+    building a NamedTuple per weigher per request was a measurable part of
+    a 1k-host decision."""
+    return Split(default, _NO_ROWS, _NO_DELTAS)
 
 
 def bounds(weigher, raw, mask, facts):
