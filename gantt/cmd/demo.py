@@ -10,6 +10,10 @@ unless one is given), then plays a small cloud against it over RabbitMQ:
   Gantt returned;
 
 and ends with a summary read back from the scheduler and the database.
+
+Over 400 lines: the demo is one story told top to bottom (the fleet, the
+agents, the conductors, the summary), kept in one file so that an operator
+reading it sees the whole run; each part is a small function.
 """
 
 import argparse

@@ -49,6 +49,11 @@ The loser's caller gets the winner's claim as its answer (see
 A release answers who released: of two releases of one consumer at once,
 both may read its allocations, but only the one whose ``DELETE`` removed
 rows reports them freed (:func:`release`).
+
+Over 400 lines: the claim, the group claim and the release share the
+statements and the compare-and-swap above, and this docstring is their
+one specification; splitting them would put the rules in one module and
+the statements that keep them in another.
 """
 
 import collections

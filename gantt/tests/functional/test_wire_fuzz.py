@@ -19,6 +19,10 @@ client would, mixed with valid read-only traffic. Then:
 
 One database backend (MariaDB): nothing here is specific to one. The
 examples are derandomized, so a run is repeatable.
+
+Over 400 lines: a valid base call of every RPC method, the ways to break
+one, the raw sender and the before/after checks all serve the one story
+below, and stay next to it.
 """
 
 import copy
