@@ -29,6 +29,7 @@ from gantt import exception
 from gantt import scheduler as scheduler_mod
 from gantt.objects import compute_node as cn_obj
 from gantt.objects import request_spec as rs_obj
+from gantt.scheduler.pipeline import packing as packing_policies
 
 CPU_RATIO = 4.0
 RESERVED_MB = 4096
@@ -94,21 +95,9 @@ STREAMS = {
                      strict=True)),
 }
 
-_STACK = {"filter_scheduler.ram_weight_multiplier": -1.0,
-          "filter_scheduler.cpu_weight_multiplier": -1.0,
-          "filter_scheduler.disk_weight_multiplier": -1.0}
-BALANCED_KEY = "filter_scheduler.balanced_allocation_weight_multiplier"
-_BALANCED = {BALANCED_KEY: 5.0}
-
-#: policy name -> config overrides (on the default weighers; ``balanced``
-#: adds BalancedAllocationWeigher to them)
-POLICIES = {
-    "spread": {},
-    "stack-ram": {"filter_scheduler.ram_weight_multiplier": -1.0},
-    "stack": _STACK,
-    "balanced": _BALANCED,
-    "balanced+stack": {**_BALANCED, **_STACK},
-}
+BALANCED_KEY = "balanced_allocation_weight_multiplier"
+#: the shipped packing policies, by name
+POLICIES = packing_policies.POLICIES
 COMBINATIONS = (("mixed", "mixed"), ("mixed", "bfv"), ("mixed", "uniform"),
                 ("uniform", "mixed"), ("uniform", "uniform"))
 
@@ -128,15 +117,13 @@ def stream(name, length, seed=7):
 
 
 def conf_for(policy, db_url, balanced=None):
-    overrides = dict(POLICIES[policy])
-    overrides["database.connection"] = db_url
-    if balanced is not None and BALANCED_KEY in overrides:
-        overrides[BALANCED_KEY] = balanced
-    conf = gantt_env.make_conf(**overrides)
-    weighers = list(conf.filter_scheduler.enabled_weighers)
-    if policy.startswith("balanced"):
-        weighers.append("BalancedAllocationWeigher")
-    conf.set_override("enabled_weighers", weighers, "filter_scheduler")
+    conf = gantt_env.make_conf(**{"database.connection": db_url})
+    settings = packing_policies.settings(
+        policy, conf.filter_scheduler.enabled_weighers)
+    if balanced is not None and BALANCED_KEY in settings:
+        settings[BALANCED_KEY] = balanced
+    for name, value in settings.items():
+        conf.set_override(name, value, "filter_scheduler")
     return conf
 
 
@@ -319,7 +306,7 @@ def main(argv=None):
     parser.add_argument("--balanced-multiplier", type=float, default=None,
                         help="balanced_allocation_weight_multiplier of the "
                              "balanced policies (default: %s)"
-                        % _BALANCED[BALANCED_KEY])
+                        % POLICIES["balanced"].multipliers[BALANCED_KEY])
     parser.add_argument("--only", default=",".join(POLICIES),
                         help="comma-separated policies (default: all)")
     parser.add_argument("--skip-small", action="store_true",
