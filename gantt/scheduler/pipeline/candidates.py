@@ -11,6 +11,7 @@ virtqueues. Every host removed here is counted with its cause.
 
 import numpy as np
 
+from gantt.scheduler.pipeline import containers
 from gantt.scheduler.pipeline import filters as filters_base
 from gantt.scheduler.pipeline import prefilters
 
@@ -70,6 +71,7 @@ def _steps(view, request):
         for any_of in dest.aggregates:
             yield "not in the requested aggregates", _any_aggregate(
                 view, any_of.split(","))
+    yield from containers.on_instance_steps(view, request)
     yield from _group_steps(view, request)
 
 
