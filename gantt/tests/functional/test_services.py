@@ -7,6 +7,10 @@ over the wire, and "every instance is full" reaches a caller that
 imports nothing of Gantt as a RemoteError named ProvidersFull.
 """
 
+import ast
+import os
+import subprocess
+import sys
 import uuid
 
 import oslo_messaging as messaging
@@ -149,3 +153,44 @@ def test_a_caller_without_gantt_reads_providers_full(daemon):
     finally:
         transport.cleanup()
     assert err.value.exc_type == "ProvidersFull"
+
+
+# -- a client that imports nothing of Gantt -------------------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+EXAMPLE = os.path.join(ROOT, "doc", "examples", "services_client.py")
+
+
+def _imports(path):
+    with open(path) as f:
+        tree = ast.parse(f.read(), path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            yield node.module.split(".")[0]
+
+
+def test_the_services_client_imports_no_gantt():
+    assert set(_imports(EXAMPLE)) <= {
+        "argparse", "sys", "time", "uuid", "external_client",
+        "oslo_messaging"}
+
+
+def test_a_router_and_containers_from_a_client_without_gantt(
+        server_db, daemon_factory, rabbit):
+    daemon = daemon_factory(server_db.url, extra=NETWORK)
+    result = subprocess.run(
+        [sys.executable, EXAMPLE, "--transport-url", rabbit, "--topic",
+         daemon.topic, "--prefix", "svc", "--timeout", "30"],
+        capture_output=True, text=True, timeout=240, cwd="/")
+    transcript = result.stdout
+    assert result.returncode == 0, (
+        "exit %d\n--- stdout\n%s\n--- stderr\n%s\n--- daemon log\n%s" % (
+            result.returncode, transcript, result.stderr, daemon.log()))
+    assert "RemoteError exc_type=ProvidersFull" in transcript, transcript
+    assert transcript.count("container on svc-ctr-1") == 2, transcript
+    assert "the waiting container -> placed on svc-ctr-2" in transcript
+    # everything was released
+    assert invariants.allocations(server_db.db) == {}
