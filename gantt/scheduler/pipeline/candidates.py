@@ -2,11 +2,12 @@
 
 This is the work Placement does for Nova (resource classes offered, traits,
 aggregates, trees) plus the caller's explicit choices (forced, ignored and
-requested destinations), and Nova's request pre-filters
-(``nova/scheduler/request_filter.py``) that apply to Gantt's model: tenant
-aggregates, availability zone, image type, disabled computes, isolated
-aggregates, image properties as traits, accelerators and packed
-virtqueues. Every host removed here is counted with its cause.
+requested destinations, the instance a container request names), and
+Nova's request pre-filters (``nova/scheduler/request_filter.py``) that
+apply to Gantt's model: tenant aggregates, availability zone, image type,
+disabled computes, isolated aggregates, image properties as traits,
+accelerators and packed virtqueues. Every host removed here is counted
+with its cause.
 """
 
 import numpy as np
