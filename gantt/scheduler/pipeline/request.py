@@ -186,6 +186,11 @@ class ResourceRequest:
     same_subtree: tuple = ()
     root_required: frozenset = frozenset()
     root_forbidden: frozenset = frozenset()
+    # the instance whose container host must take the request (a uuid),
+    # and how the host is picked: None (among the best, at random) or
+    # "sequential" (see :mod:`.containers`)
+    on_instance: str | None = None
+    fill: str | None = None
     # NUMA cells and PCI devices the instances placed so far took
     ledger: Ledger = dataclasses.field(default_factory=Ledger, repr=False,
                                        compare=False)

@@ -13,6 +13,7 @@ import re
 
 from gantt import exception
 from gantt.scheduler import vocabulary
+from gantt.scheduler.pipeline import containers
 from gantt.scheduler.pipeline import image_meta
 from gantt.scheduler.pipeline import request as request_mod
 from gantt.scheduler.state import numa as numa_mod
@@ -231,7 +232,8 @@ def from_spec(spec, instance_uuids, lookup):
         hints=hints, numa=topology, project_id=spec.project_id,
         image_id=spec.image.id if spec.image else None,
         same_subtree=same_subtree, root_required=root_required,
-        root_forbidden=root_forbidden)
+        root_forbidden=root_forbidden,
+        **containers.request_fields(hints))
 
 
 def _check_trait_conflicts(groups):
