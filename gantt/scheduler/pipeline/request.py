@@ -186,6 +186,9 @@ class ResourceRequest:
     same_subtree: tuple = ()
     root_required: frozenset = frozenset()
     root_forbidden: frozenset = frozenset()
+    # extra-spec-style requirements on the provider's capabilities (a
+    # volume type's extra specs: CapabilitiesFilter, CapacityFilter)
+    capabilities: dict = dataclasses.field(default_factory=dict)
     # NUMA cells and PCI devices the instances placed so far took
     ledger: Ledger = dataclasses.field(default_factory=Ledger, repr=False,
                                        compare=False)

@@ -1,0 +1,38 @@
+"""DriverFilter: the backend's own filter_function decides, as in Cinder.
+
+A backend that reports no ``filter_function`` passes. One that does
+passes when the function, evaluated safely over the backend's and the
+request's variables (:mod:`gantt.scheduler.pipeline.backend_functions`),
+is true; a function that cannot be parsed, is refused as hostile, or fails
+to evaluate fails the backend (Cinder logs it and fails it too).
+"""
+
+import numpy as np
+
+from gantt.scheduler.pipeline import backend_functions as functions
+from gantt.scheduler.pipeline import expressions
+from gantt.scheduler.pipeline import filters
+
+
+def _verdict(outcome):
+    reported, value = outcome
+    if not reported:
+        return True
+    return not isinstance(value, expressions.ExpressionError) and bool(value)
+
+
+class DriverFilter(filters.BaseFilter):
+    name = "DriverFilter"
+    provider_kinds = frozenset({"volume"})
+
+    def host_passes(self, host, request):
+        return _verdict(functions.run(host, request, functions.FILTER))
+
+    def passes_columns(self, view, request):
+        mask = np.ones(view.n, dtype=bool)
+        # only the backends with a function are evaluated, one by one
+        for row in np.flatnonzero(functions.reporting_rows(
+                view, functions.FILTER)):
+            mask[row] = _verdict(functions.run(
+                view.record(row), request, functions.FILTER, view))
+        return mask
