@@ -40,9 +40,11 @@ class GoodnessWeigher(volume_capacity.VolumeWeigher):
 
     def weigh_columns(self, view, request, rows):
         out = np.zeros(view.n)
+        wanted = functions.reporting_rows(view, functions.GOODNESS)
+        if not isinstance(rows, slice):
+            wanted = wanted & np.isin(np.arange(view.n), rows)
         # only the backends with a function are evaluated, one by one
-        for row in np.flatnonzero(functions.reporting_rows(
-                view, functions.GOODNESS)):
+        for row in np.flatnonzero(wanted):
             out[row] = rating(functions.run(
                 view.record(row), request, functions.GOODNESS, view))
         return out[rows]

@@ -97,6 +97,9 @@ def test_goodness_functions_rate_backends_0_to_100():
     weigher = goodness.GoodnessWeigher(make_conf())
     expected = [0.0, 50.0, 100.0, 0.0, 0.0, 0.0, 75.0]
     assert raw(weigher, pools, volume(5)) == (expected, expected)
+    # the candidates only (the sparse path)
+    assert list(weigher.weigh_columns(pools, volume(5), np.array([2, 6]))) \
+        == [100.0, 75.0]
     expected[2] = 0.0
     assert raw(weigher, pools, volume(10)) == (expected, expected)
 
