@@ -64,11 +64,14 @@ def passes(name, hosts, vol, cfg):
     return columns, per_host
 
 
-def weights(names, hosts, vol, cfg):
-    """``(totals, {name: contribution})`` over every backend."""
+def weights(names, hosts, vol, cfg, rows):
+    """``(totals, {name: contribution})`` over the backends ``rows`` (in
+    that order): all of them go the dense way, fewer than half the sparse
+    way."""
     loaded = plugins.load(plugins.WEIGHERS, list(names), cfg)
-    rows = np.arange(hosts.n)
-    mask = np.ones(hosts.n, dtype=bool)
+    rows = np.asarray(rows, dtype=int)
+    mask = np.zeros(hosts.n, dtype=bool)
+    mask[rows] = True
     totals, parts = runner.WeigherRunner(loaded).run(
         hosts, request(vol), rows, mask)
     return list(totals), {k: list(v) for k, v in parts.items()}
