@@ -24,6 +24,8 @@ evaluates it over Cinder's five variable families:
     empty: QoS specs do not travel in a Gantt request
 """
 
+import numpy as np
+
 from gantt.scheduler.pipeline import expressions
 from gantt.scheduler.pipeline import pools
 
@@ -31,10 +33,9 @@ FILTER = "filter_function"
 GOODNESS = "goodness_function"
 
 
-def variables(host, request):
-    """The five families for one host (a HostRecord) and ``request``."""
-    caps = host.capabilities
-    pool = pools.of_host(host)
+def variables(host, caps, pool, request):
+    """The five families for one backend: its host name, capabilities
+    and :class:`~.pools.Pools` numbers (scalars), and ``request``."""
     total = caps.get("total_capacity_gb")
     free = caps.get("free_capacity_gb")
     numbers = {
@@ -45,7 +46,7 @@ def variables(host, request):
         "allocated_capacity_gb": float(pool.provisioned),
         "reserved_percentage": float(pool.reserved_percent),
     }
-    stats = {"host": host.host, "updated": None,
+    stats = {"host": host, "updated": None,
              "volume_backend_name": caps.get("volume_backend_name"),
              "vendor_name": caps.get("vendor_name"),
              "driver_version": caps.get("driver_version", 0),
@@ -68,35 +69,56 @@ def variables(host, request):
 def parsed(view, text):
     """``(tree, None)`` or ``(None, ExpressionError)`` for ``text``,
     parsed once per filter pass of ``view``."""
-    def build():
-        try:
-            return expressions.parse(text), None
-        except expressions.ExpressionError as exc:
-            return None, exc
-    return view.memo(("backend function", text), build)
+    return view.memo(("backend function", text), lambda: _parse(text))
 
 
-def run(host, request, key, view=None):
-    """The value of the host's function ``key``: ``(True, value)``, or
-    ``(False, None)`` when it reports none, or ``(True, error)`` when it
-    fails (an :class:`~.expressions.ExpressionError`)."""
+def _outcome(tree_or_error, *backend):
+    """Evaluate a parsed function over ``variables(*backend)``."""
+    tree, error = tree_or_error
+    if error is not None:
+        return True, error
+    try:
+        return True, expressions.evaluate(tree, variables(*backend))
+    except expressions.ExpressionError as exc:
+        return True, exc
+
+
+def _parse(text):
+    try:
+        return expressions.parse(text), None
+    except expressions.ExpressionError as exc:
+        return None, exc
+
+
+def run(host, request, key):
+    """The value of the function ``key`` of one host (a HostRecord):
+    ``(True, value)``, or ``(False, None)`` when it reports none, or
+    ``(True, error)`` when it fails (an
+    :class:`~.expressions.ExpressionError`)."""
     text = host.capabilities.get(key)
     if text is None:
         return False, None
-    text = str(text)
-    if view is None:
-        try:
-            tree = expressions.parse(text)
-        except expressions.ExpressionError as exc:
-            return True, exc
-    else:
-        tree, error = parsed(view, text)
-        if error is not None:
-            return True, error
-    try:
-        return True, expressions.evaluate(tree, variables(host, request))
-    except expressions.ExpressionError as exc:
-        return True, exc
+    return _outcome(_parse(str(text)), host.host, host.capabilities,
+                    pools.of_host(host), request)
+
+
+def run_rows(view, request, key, rows):
+    """``{row: outcome}`` (as :meth:`run`) for ``rows`` of ``view``, from
+    its columns: no HostRecord is built, each text is parsed once."""
+    table = view.table
+    numbers = view.memo(("pools",), lambda: pools.columns(view))
+    out = {}
+    for row in rows:
+        caps = table.capabilities[row] or {}
+        text = caps.get(key)
+        if text is None:
+            out[row] = (False, None)
+            continue
+        text = str(text)
+        pool = pools.Pools(*(np.asarray(field)[row] for field in numbers))
+        out[row] = _outcome(parsed(view, text), table.hosts[row], caps, pool,
+                            request)
+    return out
 
 
 def reporting_rows(view, key):

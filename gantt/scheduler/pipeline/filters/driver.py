@@ -31,8 +31,8 @@ class DriverFilter(filters.BaseFilter):
     def passes_columns(self, view, request):
         mask = np.ones(view.n, dtype=bool)
         # only the backends with a function are evaluated, one by one
-        for row in np.flatnonzero(functions.reporting_rows(
-                view, functions.FILTER)):
-            mask[row] = _verdict(functions.run(
-                view.record(row), request, functions.FILTER, view))
+        rows = np.flatnonzero(functions.reporting_rows(view, functions.FILTER))
+        for row, outcome in functions.run_rows(
+                view, request, functions.FILTER, rows).items():
+            mask[row] = _verdict(outcome)
         return mask

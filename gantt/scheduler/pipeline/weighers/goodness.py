@@ -44,7 +44,8 @@ class GoodnessWeigher(volume_capacity.VolumeWeigher):
         if not isinstance(rows, slice):
             wanted = wanted & np.isin(np.arange(view.n), rows)
         # only the backends with a function are evaluated, one by one
-        for row in np.flatnonzero(wanted):
-            out[row] = rating(functions.run(
-                view.record(row), request, functions.GOODNESS, view))
+        for row, outcome in functions.run_rows(
+                view, request, functions.GOODNESS,
+                np.flatnonzero(wanted)).items():
+            out[row] = rating(outcome)
         return out[rows]
