@@ -22,6 +22,12 @@ evaluates it over Cinder's five variable families:
     ``availability_zone``
 ``qos``
     empty: QoS specs do not travel in a Gantt request
+
+As in Cinder, a function that mentions ``storage_protocol`` is evaluated
+once per spelling of the backend's protocol (``iSCSI`` and ``iscsi``...,
+:data:`PROTOCOL_VARIANTS`) with that spelling in ``stats`` and
+``capabilities``; DriverFilter passes when one result is true,
+GoodnessWeigher takes the best.
 """
 
 import numpy as np
@@ -31,6 +37,19 @@ from gantt.scheduler.pipeline import pools
 
 FILTER = "filter_function"
 GOODNESS = "goodness_function"
+
+#: storage protocols Cinder treats as one (``cinder/common/constants.py``)
+PROTOCOL_VARIANTS = (("iSCSI", "iscsi"), ("FC", "fibre_channel", "fc"),
+                     ("NFS", "nfs"), ("NVMe-oF", "NVMeOF", "nvmeof"))
+
+
+def protocol_variants(value):
+    """Every spelling of the storage protocol ``value`` (a tuple), or
+    None when it has no other."""
+    for variants in PROTOCOL_VARIANTS:
+        if str(value) in variants:
+            return variants
+    return None
 
 
 def variables(host, caps, pool, request):
@@ -72,15 +91,25 @@ def parsed(view, text):
     return view.memo(("backend function", text), lambda: _parse(text))
 
 
-def _outcome(tree_or_error, *backend):
-    """Evaluate a parsed function over ``variables(*backend)``."""
+def _outcomes(text, tree_or_error, host, caps, pool, request):
+    """Evaluate a parsed function: once, or, as Cinder does, once per
+    spelling of the backend's storage protocol when the function reads
+    it (the caller takes any or the best)."""
     tree, error = tree_or_error
     if error is not None:
-        return True, error
-    try:
-        return True, expressions.evaluate(tree, variables(*backend))
-    except expressions.ExpressionError as exc:
-        return True, exc
+        return [(True, error)]
+    variants = (protocol_variants(caps.get("storage_protocol"))
+                if "storage_protocol" in text else None)
+    each = ([caps] if variants is None else
+            [dict(caps, storage_protocol=v) for v in variants])
+    out = []
+    for one in each:
+        try:
+            out.append((True, expressions.evaluate(
+                tree, variables(host, one, pool, request))))
+        except expressions.ExpressionError as exc:
+            out.append((True, exc))
+    return out
 
 
 def _parse(text):
@@ -91,19 +120,21 @@ def _parse(text):
 
 
 def run(host, request, key):
-    """The value of the function ``key`` of one host (a HostRecord):
-    ``(True, value)``, or ``(False, None)`` when it reports none, or
-    ``(True, error)`` when it fails (an
-    :class:`~.expressions.ExpressionError`)."""
+    """The outcomes of the function ``key`` of one host (a HostRecord):
+    ``[(True, value)]`` (one per storage protocol spelling when it reads
+    the protocol), ``[(False, None)]`` when it reports none, ``(True,
+    error)`` where it fails (an :class:`~.expressions.ExpressionError`).
+    """
     text = host.capabilities.get(key)
     if text is None:
-        return False, None
-    return _outcome(_parse(str(text)), host.host, host.capabilities,
-                    pools.of_host(host), request)
+        return [(False, None)]
+    text = str(text)
+    return _outcomes(text, _parse(text), host.host, host.capabilities,
+                     pools.of_host(host), request)
 
 
 def run_rows(view, request, key, rows):
-    """``{row: outcome}`` (as :meth:`run`) for ``rows`` of ``view``, from
+    """``{row: outcomes}`` (as :meth:`run`) for ``rows`` of ``view``, from
     its columns: no HostRecord is built, each text is parsed once."""
     table = view.table
     numbers = view.memo(("pools",), lambda: pools.columns(view))
@@ -112,12 +143,12 @@ def run_rows(view, request, key, rows):
         caps = table.capabilities[row] or {}
         text = caps.get(key)
         if text is None:
-            out[row] = (False, None)
+            out[row] = [(False, None)]
             continue
         text = str(text)
         pool = pools.Pools(*(np.asarray(field)[row] for field in numbers))
-        out[row] = _outcome(parsed(view, text), table.hosts[row], caps, pool,
-                            request)
+        out[row] = _outcomes(text, parsed(view, text), table.hosts[row],
+                             caps, pool, request)
     return out
 
 

@@ -24,6 +24,7 @@ FILTER_FUNCTIONS = (
     "max(stats.free_capacity_gb, 0) > 50",
     "volume.size > 10 ? stats.free_capacity_gb > 100 : 1",
     "not capabilities.QoS_support",
+    "stats.storage_protocol == 'iscsi' or stats.storage_protocol == 'fc'",
     "volume.size <",
 )
 GOODNESS_FUNCTIONS = (
@@ -37,6 +38,7 @@ GOODNESS_FUNCTIONS = (
     "min(stats.free_capacity_gb, 100)",
     "-2 ^ 2 + 60",
     "1 / 0",
+    "capabilities.storage_protocol == 'nvmeof' ? 90 : 30",
 )
 #: volume-type extra specs a request may carry (a random subset)
 SPECS = (
@@ -48,6 +50,7 @@ SPECS = (
     ("capabilities:iops", (">= 1000", "<= 500", "== 2000")),
     ("compression", ("<is> True", "<is> False")),
     ("acme:feature", ("x",)),
+    ("storage_protocol", ("iscsi", "<in> FC", "NVMe-oF", "s== RBD")),
 )
 
 
@@ -104,7 +107,9 @@ def backend(rng, index):
     thin = rng.random() < 0.5
     ratio = rng.choice((1.0, 1.5, 2.0, 20.0, 0.8)) if thin else 1.0
     extra = {"vendor_name": rng.choice(("Acme", "Other")),
-             "storage_protocol": rng.choice(("RBD", "ceph")),
+             "storage_protocol": rng.choice(("RBD", "iSCSI", "iscsi", "FC",
+                                             "fibre_channel", "NVMeOF",
+                                             "nfs")),
              "QoS_support": rng.random() < 0.5,
              "iops": rng.choice((500, 1000, 2000))}
     if rng.random() < 0.6:

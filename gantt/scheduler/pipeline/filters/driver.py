@@ -4,7 +4,9 @@ A backend that reports no ``filter_function`` passes. One that does
 passes when the function, evaluated safely over the backend's and the
 request's variables (:mod:`gantt.scheduler.pipeline.backend_functions`),
 is true; a function that cannot be parsed, is refused as hostile, or fails
-to evaluate fails the backend (Cinder logs it and fails it too).
+to evaluate fails the backend (Cinder logs it and fails it too). A
+function that reads ``storage_protocol`` is evaluated for each spelling of
+the backend's protocol (``iSCSI``, ``iscsi``), and one true result passes.
 """
 
 import numpy as np
@@ -14,11 +16,16 @@ from gantt.scheduler.pipeline import expressions
 from gantt.scheduler.pipeline import filters
 
 
-def _verdict(outcome):
+def _passes(outcome):
     reported, value = outcome
     if not reported:
         return True
     return not isinstance(value, expressions.ExpressionError) and bool(value)
+
+
+def _verdict(outcomes):
+    # one per storage protocol spelling: any passing one will do
+    return any(map(_passes, outcomes))
 
 
 class DriverFilter(filters.BaseFilter):

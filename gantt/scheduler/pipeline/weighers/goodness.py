@@ -19,8 +19,13 @@ from gantt.scheduler.pipeline import expressions
 from gantt.scheduler.pipeline.weighers import volume_capacity
 
 
-def rating(outcome):
-    """The goodness of ``functions.run``'s outcome."""
+def rating(outcomes):
+    """The goodness of ``functions.run``'s outcomes: the best of them (one
+    per storage protocol spelling, as Cinder)."""
+    return max(map(_rating, outcomes))
+
+
+def _rating(outcome):
     reported, value = outcome
     if not reported or isinstance(value, expressions.ExpressionError):
         return 0.0

@@ -136,6 +136,16 @@ def test_volume_type_specs_match_capabilities(capabilities):
         assert_both_paths(capabilities, pools, volume(1, specs), expected)
 
 
+def test_a_storage_protocol_matches_as_reported(capabilities):
+    # Cinder's pools keep the reported spelling in their capabilities (only
+    # the backend functions see the variants)
+    pools = view(Pool("a", caps={"storage_protocol": "iSCSI"}),
+                 Pool("b", caps={"storage_protocol": "iscsi"}))
+    assert_both_paths(capabilities, pools,
+                      volume(1, {"storage_protocol": "iscsi"}),
+                      [False, True])
+
+
 def test_no_volume_type_specs_means_nothing_to_check(capabilities):
     assert not capabilities.applies(volume(1))
     assert not capabilities.applies(volume(1, {"provisioning:type": "x"}))
@@ -167,6 +177,16 @@ def test_the_backends_filter_function_decides(functions):
                       [True, False, False, False, False, False])
     assert_both_paths(functions, pools, volume(5, {"tier": "lead"}),
                       [True, True, False, False, False, False])
+
+
+def test_a_function_reading_the_protocol_passes_on_any_spelling(
+        functions):
+    text = "stats.storage_protocol == 'iscsi'"
+    pools = view(Pool("a", caps={"storage_protocol": "iSCSI",
+                                 "filter_function": text}),
+                 Pool("b", caps={"storage_protocol": "NFS",
+                                 "filter_function": text}))
+    assert_both_paths(functions, pools, volume(1), [True, False])
 
 
 def test_the_plugins_apply_to_volume_providers():

@@ -104,6 +104,16 @@ def test_goodness_functions_rate_backends_0_to_100():
     assert raw(weigher, pools, volume(10)) == (expected, expected)
 
 
+def test_goodness_takes_the_best_protocol_spelling():
+    text = "capabilities.storage_protocol == 'fc' ? 80 : 20"
+    pools = view(Pool("fc", caps={"storage_protocol": "FC",
+                                  "goodness_function": text}),
+                 Pool("rbd", caps={"storage_protocol": "RBD",
+                                   "goodness_function": text}))
+    weigher = goodness.GoodnessWeigher(make_conf())
+    assert raw(weigher, pools, volume(1)) == ([80.0, 20.0], [80.0, 20.0])
+
+
 def test_the_volume_plugins_load_by_name():
     conf = make_conf()
     names = ["CapacityWeigher", "AllocatedCapacityWeigher",
