@@ -14,6 +14,8 @@ provisioned`` holds the volume; otherwise (thick, or the volume type's
 and ``total - reserved - provisioned`` must hold it.
 """
 
+import numpy as np
+
 from gantt.scheduler.pipeline import filters
 from gantt.scheduler.pipeline import pools
 
@@ -34,3 +36,23 @@ class CapacityFilter(filters.BaseFilter):
         return pools.capacity_passes(
             pools.columns(view), pools.requested_size(request),
             pools.thin_requested(request)).astype(bool)
+
+    def explain(self, view, request, removed):
+        table = pools.columns(view)
+        thin = table.thin & pools.thin_requested(request)
+        causes = {
+            "reported an unknown total and a reserved percentage":
+                table.total_special,
+            "had no capacity": table.total <= 0,
+            "had an over-subscription ratio below 1":
+                thin & (table.ratio < 1),
+            "lacked thin-provisioned room (Cinder's virtual free capacity)":
+                thin,
+            "lacked free capacity": np.ones(view.n, dtype=bool),
+        }
+        out, left = {}, removed.copy()
+        for label, rows in causes.items():      # the first cause wins
+            hit = left & rows
+            out[label] = int(np.count_nonzero(hit))
+            left &= ~hit
+        return out

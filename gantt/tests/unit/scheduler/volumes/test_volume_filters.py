@@ -99,6 +99,28 @@ def test_no_inventory_or_no_free_report(capacity):
     assert_both_paths(capacity, pools, volume(50), [True, False, False])
 
 
+def test_removed_pools_are_counted_by_cause(capacity):
+    pools = view(
+        Pool("fits", total=100, caps={"free_capacity_gb": 100}),
+        Pool("thick", total=100, caps={"free_capacity_gb": 10}),
+        Pool("thin", total=100, ratio=1.2, used=100, caps=THIN),
+        Pool("ratio", total=100, ratio=0.5, caps=THIN),
+        Pool("empty", total=0, caps={"free_capacity_gb": 0}),
+        Pool("unknown", total=1, caps={"total_capacity_gb": "unknown",
+                                       "free_capacity_gb": 0,
+                                       "reserved_percentage": 5}),
+    )
+    request = volume(50)
+    removed = ~capacity.passes_columns(pools, request)
+    assert capacity.explain(pools, request, removed) == {
+        "reported an unknown total and a reserved percentage": 1,
+        "had no capacity": 1,
+        "had an over-subscription ratio below 1": 1,
+        "lacked thin-provisioned room (Cinder's virtual free capacity)": 1,
+        "lacked free capacity": 1,
+    }
+
+
 def test_a_volume_without_size_passes_everywhere(capacity):
     assert not capacity.applies(volume(0))
     assert capacity.applies(volume(1))
