@@ -191,6 +191,9 @@ class ResourceRequest:
     # "sequential" (see :mod:`.containers`)
     on_instance: str | None = None
     fill: str | None = None
+    # extra-spec-style requirements on the provider's capabilities (a
+    # volume type's extra specs: CapabilitiesFilter, CapacityFilter)
+    capabilities: dict = dataclasses.field(default_factory=dict)
     # NUMA cells and PCI devices the instances placed so far took
     ledger: Ledger = dataclasses.field(default_factory=Ledger, repr=False,
                                        compare=False)
