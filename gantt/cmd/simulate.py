@@ -16,6 +16,7 @@ from oslo_config import cfg
 
 from gantt.simulate import fleet as fleet_mod
 from gantt.simulate import inputs
+from gantt.simulate import plots
 from gantt.simulate import replay
 from gantt.simulate import report
 from gantt.simulate import workload
@@ -260,6 +261,11 @@ class Progress:
 
 
 def simulate(args):
+    if args.plot:
+        try:
+            plots.check(args.plot)
+        except plots.PlotsUnavailable as exc:
+            raise UsageError(str(exc)) from None
     fleet = _fleet(args)
     events = _events(args)
     runs = _runs(args)
@@ -279,11 +285,7 @@ def simulate(args):
         if rows:
             print(report.render(rows) + "\n")
     if args.plot:
-        from gantt.simulate import plots
-        try:
-            plots.draw(args.plot, fleet, results)
-        except plots.PlotsUnavailable as exc:
-            raise UsageError(str(exc)) from None
+        plots.draw(args.plot, fleet, results)
         print("plot: %s" % args.plot)
     return 0
 

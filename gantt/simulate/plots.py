@@ -15,8 +15,23 @@ from gantt.simulate import report
 _TITLES = {"VCPU": "VCPU", "MEMORY_MB": "RAM", "DISK_GB": "local disk"}
 
 
+FORMATS = (".png", ".svg")
+
+
 class PlotsUnavailable(RuntimeError):
-    """matplotlib is not installed."""
+    """matplotlib is not installed, or the file's format is not one it
+    draws here."""
+
+
+def check(path):
+    """Fail now, before a long run, if ``path`` cannot be drawn.
+
+    :raises: PlotsUnavailable
+    """
+    if not str(path).lower().endswith(FORMATS):
+        raise PlotsUnavailable("%s: a plot is a %s file" % (
+            path, " or ".join(FORMATS)))
+    _pyplot()
 
 
 def _pyplot():

@@ -76,6 +76,12 @@ def test_a_trace_replays_and_a_bad_one_is_one_line(tmp_path):
         "d1.large, m1.large, m1.medium, m1.small, m1.xlarge, r1.xlarge)"
         % trace)
 
+    # a plot it cannot draw is said before the run, not after
+    out = _run("--fleet", str(fleet), "--plot", str(tmp_path / "p.pdf"))
+    assert out.returncode == 2
+    assert out.stderr.endswith("p.pdf: a plot is a .png or .svg file\n")
+    assert "Fleet:" not in out.stderr
+
     fleet.write_text("shapes:\n  - {name: a, count: 1, vcpus: 4}\n")
     out = _run("--fleet", str(fleet))
     assert out.returncode == 2
