@@ -236,14 +236,22 @@ def _row(row, widths):
     return "  ".join(cells).rstrip()
 
 
-def measure_churn(args, policies):
-    """``[(fleet, stream, bound, population, {policy: Churn})]``."""
-    out = []
+def _churn_fleets(args):
+    """``(fleet, stream, hosts, LP bound, offered population)`` of each
+    churn combination."""
     for fleet_name, stream_name in packing_churn.COMBINATIONS:
         hosts = fleet(fleet_name, args.churn_hosts)
         bound = packing_bound.lp_bound(
             _capacities(hosts), stream(stream_name, _length(hosts)))
-        population = int(bound * args.churn_load)
+        yield (fleet_name, stream_name, hosts, bound,
+               int(bound * args.churn_load))
+
+
+def measure_churn(args, policies):
+    """``[(fleet, stream, bound, population, {policy: Churn})]``."""
+    out = []
+    for fleet_name, stream_name, hosts, bound, population in _churn_fleets(
+            args):
         events = packing_churn.events_for(STREAMS[stream_name], population)
         runs = {}
         for policy in policies:
@@ -256,6 +264,28 @@ def measure_churn(args, policies):
                  100 * runs[policy].refused, runs[policy].seconds)
         out.append((fleet_name, stream_name, bound, population, runs))
     return out
+
+
+def measure_seeds(args, policies):
+    """``[(fleet, stream, {seed: {policy: Churn}})]``, memory claims."""
+    seeds = [int(s) for s in args.churn_seeds.split(",")]
+    out = []
+    for fleet_name, stream_name, hosts, _bound, population in (
+            _churn_fleets(args)):
+        by_seed = {}
+        for seed in seeds:
+            events = packing_churn.events_for(STREAMS[stream_name],
+                                              population, seed)
+            by_seed[seed] = {p: packing_churn.run(
+                p, hosts, events, population,
+                conf_for(p, args.balanced_multiplier), mode="memory")
+                for p in policies}
+            _log("churn seed %d, %s fleet, %s stream: %s", seed, fleet_name,
+                 stream_name, ", ".join(
+                     "%s %.0f" % (p, c.steady.alive)
+                     for p, c in by_seed[seed].items()))
+        out.append((fleet_name, stream_name, by_seed))
+    return seeds, out
 
 
 def main(argv=None):
@@ -277,6 +307,10 @@ def main(argv=None):
                         help="offered population, as a share of the LP "
                              "bound filled from empty (default 1)")
     parser.add_argument("--churn-only", action="store_true")
+    parser.add_argument("--churn-seeds", default="",
+                        help="comma-separated seeds: instances held per "
+                             "seed against first-fit, claims in memory "
+                             "(e.g. 1,2,3)")
     parser.add_argument("--skip-churn", action="store_true")
     args = parser.parse_args(argv)
     policies = [p for p in args.only.split(",") if p]
@@ -288,6 +322,9 @@ def main(argv=None):
     if not args.skip_churn:
         print("\n" + _rst(packing_churn.table(
             measure_churn(args, policies))))
+    if args.churn_seeds:
+        seeds, rows = measure_seeds(args, policies)
+        print("\n" + _rst(packing_churn.seeds_table(rows, seeds)))
 
 
 if __name__ == "__main__":

@@ -43,10 +43,10 @@ def events_for(mix, population, seed=7):
         initial=population // 2, seed=seed))
 
 
-def run(policy, hosts, events, population, conf):
-    """Replay ``events`` on ``hosts`` under ``policy``, with SQLite
-    claims."""
-    result = replay.replay(hosts, events, policy, conf=conf)
+def run(policy, hosts, events, population, conf, mode="sqlite"):
+    """Replay ``events`` on ``hosts`` under ``policy`` (SQLite claims by
+    default)."""
+    result = replay.replay(hosts, events, policy, conf=conf, mode=mode)
     start = 1.5 * population
     arrivals = sum(1 for e in events if e.kind == "create"
                    and e.time >= start)
@@ -84,4 +84,25 @@ def table(rows):
                 policy, "%.0f" % c.steady.alive, versus, _pct1(c.refused),
                 *(_pct(u) for u in c.steady.utilisation),
                 *(_pct1(u) for u in c.steady.stranded)))
+    return lines
+
+
+def seeds_table(rows, seeds):
+    """Rows of instances held per seed, as the difference to first-fit.
+
+    :param rows: ``[(fleet, stream, {seed: {policy: Churn}})]``
+    """
+    head = ("fleet / stream", "policy", *("seed %d" % s for s in seeds),
+            "mean")
+    lines = [head]
+    for fleet_name, stream_name, by_seed in rows:
+        policies = list(by_seed[seeds[0]])
+        for i, policy in enumerate(policies):
+            diffs = [100.0 * (by_seed[s][policy].steady.alive
+                              / by_seed[s][replay.FIRST_FIT].steady.alive
+                              - 1) for s in seeds]
+            lines.append(("%s / %s" % (fleet_name, stream_name)
+                          if i == 0 else "", policy,
+                          *("%+.1f %%" % d for d in diffs),
+                          "%+.1f %%" % (sum(diffs) / len(diffs))))
     return lines
