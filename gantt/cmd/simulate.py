@@ -14,6 +14,8 @@ import time
 
 from oslo_config import cfg
 
+from gantt import exception
+from gantt.cmd import common
 from gantt.simulate import fleet as fleet_mod
 from gantt.simulate import inputs
 from gantt.simulate import plots
@@ -222,10 +224,12 @@ def _runs(args):
     runs = []
     for path in args.config:
         try:
-            runs.append((os.path.basename(path),
-                         replay.make_conf(None, config_file=path)))
-        except cfg.Error as exc:
+            conf = replay.make_conf(None, config_file=path)
+            # every value readable now, not half-way through a run
+            common.check_values(conf)
+        except (cfg.Error, exception.ConfigurationError) as exc:
             raise UsageError("--config %s: %s" % (path, exc)) from None
+        runs.append((os.path.basename(path), conf))
     runs += [(name, replay.make_conf(name)) for name in args.policy]
     if not runs:
         runs = [("spread", replay.make_conf("spread"))]
@@ -266,9 +270,9 @@ def simulate(args):
             plots.check(args.plot)
         except plots.PlotsUnavailable as exc:
             raise UsageError(str(exc)) from None
+    runs = _runs(args)
     fleet = _fleet(args)
     events = _events(args)
-    runs = _runs(args)
     LOG.info("Fleet: %d hosts (%s)", len(fleet.hosts), ", ".join(
         "%d %s" % (n, s) for s, n in fleet.shapes().items()))
     results = []

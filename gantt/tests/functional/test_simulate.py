@@ -128,3 +128,31 @@ def test_from_live_starts_from_what_the_hosts_hold(daemon_factory,
     used = {h: {r.resource_class: r.used for r in s.resources}["MEMORY_MB"]
             for h, s in states.items()}
     assert used == {"live-a": 60000, "live-b": 0}
+
+
+def test_an_operators_config_is_one_more_column(tmp_path):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(FLEET)
+    conf = tmp_path / "mine.conf"
+    # the stack policy, written by hand
+    conf.write_text("[filter_scheduler]\nram_weight_multiplier = -1.0\n"
+                    "cpu_weight_multiplier = -1.0\n"
+                    "disk_weight_multiplier = -1.0\n")
+    out = _run("--fleet", str(fleet), "--arrivals", "400", "--config",
+               str(conf), "--policy", "stack", "--policy", "spread",
+               "--mode", "memory", "--quiet")
+    assert out.returncode == 0, out.stderr
+    assert _row(out.stdout, "")[:3] == ["mine.conf", "stack", "spread"]
+    first_refusal = _row(out.stdout, "placed before 1st refusal")
+    assert first_refusal[0] == first_refusal[1] != first_refusal[2]
+    fills = re.findall(r"^general \(6\)\s+(.*)$", out.stdout, re.M)[0]
+    mine, stack, spread = re.split(r"\s{2,}", fills)
+    assert mine == stack != spread
+
+    conf.write_text("[filter_scheduler]\nram_weight_multiplier = lots\n")
+    out = _run("--fleet", str(fleet), "--config", str(conf))
+    assert out.returncode == 2
+    assert out.stderr == (
+        "gantt-simulate: --config %s: Configuration error: "
+        "[filter_scheduler] ram_weight_multiplier: could not convert "
+        "string to float: 'lots'\n" % conf)
