@@ -183,7 +183,8 @@ def measure_small(args, policies):
                                     args.milp_seconds)
     fills = {p: fill(p, shapes, flavors, args.balanced_multiplier)
                  for p in policies}
-    _log("%d-host mixed fleet: LP %d, MILP best %d bound %d%s", len(shapes),
+    _log("%d-host mixed fleet: LP %d, MILP best %d bound %d%s",
+         len(shapes.hosts),
          lp, milp.best, milp.bound, "" if milp.optimal else " (time limit)")
     return lp, milp, fills
 
