@@ -131,6 +131,9 @@ def parser():
     out.add_argument("--plot", metavar="FILE.png|FILE.svg",
                      help="draw utilisation, stranded capacity and fill "
                           "per host shape (needs matplotlib)")
+    out.add_argument("--csv", metavar="FILE",
+                     help="write each policy's utilisation and stranded "
+                          "share per class over time as CSV")
     out.add_argument("--samples", type=int, default=200,
                      help="measurements per run (default 200)")
     out.add_argument("--quiet", action="store_true",
@@ -288,6 +291,9 @@ def simulate(args):
                  report.shape_fill(fleet, results)):
         if rows:
             print(report.render(rows) + "\n")
+    if args.csv:
+        report.write_samples(args.csv, results)
+        print("samples: %s" % args.csv)
     if args.plot:
         plots.draw(args.plot, fleet, results)
         print("plot: %s" % args.plot)

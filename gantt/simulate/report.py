@@ -5,6 +5,8 @@ Steady-state figures are means over the second half of the run's time
 moment.
 """
 
+import csv
+
 from gantt.simulate import fleet as fleet_mod
 from gantt.simulate import metrics
 
@@ -83,3 +85,19 @@ def render(rows):
              .rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def write_samples(path, results):
+    """Every run's samples over time as CSV: one row per policy and
+    moment, with the used and stranded share of each class."""
+    names = [_NAMES[rc] for rc in fleet_mod.CLASSES]
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["policy", "time", "alive"]
+                     + ["%s_used" % n for n in names]
+                     + ["%s_stranded" % n for n in names])
+        for result in results:
+            for s in result.samples:
+                out.writerow([result.policy, "%.3f" % s.time, s.alive]
+                             + ["%.4f" % v for v in s.utilisation]
+                             + ["%.4f" % v for v in s.stranded])

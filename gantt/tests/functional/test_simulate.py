@@ -3,6 +3,7 @@ subprocess, its table, its plot, its one-line errors; and ``--from-live``
 against a real daemon (RabbitMQ, MariaDB then PostgreSQL).
 """
 
+import csv
 import importlib.util
 import os
 import re
@@ -61,11 +62,21 @@ def test_a_trace_replays_and_a_bad_one_is_one_line(tmp_path):
     trace.write_text("time,event,instance,flavor\n"
                      "0,create,a,r1.xlarge\n1,create,b,m1.small\n"
                      "2,delete,a,\n3,create,c,r1.xlarge\n")
-    out = _run("--fleet", str(fleet), "--trace", str(trace), "--quiet")
+    samples = tmp_path / "samples.csv"
+    out = _run("--fleet", str(fleet), "--trace", str(trace), "--quiet",
+               "--csv", str(samples))
     assert out.returncode == 0, out.stderr
     assert _row(out.stdout, "placed") == ["3"]
     assert _row(out.stdout, "deleted") == ["1"]
     assert out.stderr == ""
+    rows = list(csv.DictReader(samples.open()))
+    # one sample after each event
+    assert [(r["time"], r["alive"]) for r in rows] == [
+        ("0.000", "1"), ("1.000", "2"), ("2.000", "1"), ("3.000", "2")]
+    capacity = 6 * (65536 - 4096) + 2 * (262144 - 4096)
+    # at the end b (m1.small) and c (r1.xlarge) hold RAM
+    assert float(rows[-1]["RAM_used"]) == round(
+        (2048 + 65536) / capacity, 4)
 
     trace.write_text("time,event,instance,flavor\n0,create,a,m1.small\n"
                      "1,create,b,x9.huge\n")
