@@ -146,8 +146,10 @@ def parse_addition(text):
 
 def from_host_states(states):
     """A fleet of a running Gantt's hosts (``HostState`` objects), each
-    holding what it holds now; hosts of the same inventory share a shape,
-    named after it (``32c-256G-2000G``)."""
+    holding what it holds now (at most its capacity); hosts of the same
+    inventory share a shape, named after its sizes (``32c-256G-2000G``,
+    then ``32c-256G-2000G-2`` for the same sizes with other ratios or
+    reserved amounts)."""
     hosts, shapes = [], {}
     for state in sorted(states, key=lambda s: s.host):
         res = {r.resource_class: r for r in state.resources
@@ -157,10 +159,17 @@ def from_host_states(states):
                      else (0, 0, 1.0) for rc in CLASSES}
         key = tuple(sorted(inventory.items()))
         if key not in shapes:
-            shapes[key] = Shape("%dc-%dG-%dG" % (
+            name = "%dc-%dG-%dG" % (
                 inventory["VCPU"][0], inventory["MEMORY_MB"][0] // 1024,
-                inventory["DISK_GB"][0]), inventory)
-        held = {rc: r.used for rc, r in res.items() if r.used}
+                inventory["DISK_GB"][0])
+            taken = sum(1 for s in shapes.values()
+                        if s.name.startswith(name))
+            # same sizes, other ratios or reserved amounts: another shape
+            shapes[key] = Shape(name + ("-%d" % (taken + 1) if taken
+                                        else ""), inventory)
+        # an overcommitted host (a ratio lowered since) holds what fits
+        held = {rc: min(r.used, int(shapes[key].capacity(rc)))
+                for rc, r in res.items() if r.used}
         hosts.append(Host(state.host, shapes[key], held))
     return Fleet(tuple(hosts))
 

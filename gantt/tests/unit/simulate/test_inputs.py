@@ -176,3 +176,28 @@ def test_bad_json_trace_names_the_line(tmp_path):
                              '{"time": 1, "event": "delete",\n'), "t.jsonl")
     error = _error(workload.load_trace, path, FLAVORS)
     assert error.line == 2 and "not a JSON object" in str(error)
+
+
+def _state(host, used_mb, total_mb=65536, ratio=1.0):
+    from gantt.objects import host_state
+    resources = [host_state.ResourceUsage(
+        resource_class=rc, total=total, reserved=0, allocation_ratio=r,
+        used=used, free=0) for rc, total, r, used in (
+            ("VCPU", 16, 1.0, 0), ("MEMORY_MB", total_mb, ratio, used_mb))]
+    return host_state.HostState(host=host, resources=resources)
+
+
+def test_live_hosts_share_shapes_and_keep_what_they_hold():
+    fleet = fleet_mod.from_host_states([
+        _state("b", 1024), _state("a", 0), _state("c", 90000, ratio=1.5),
+        _state("d", 99999, total_mb=32768)])
+    assert [h.name for h in fleet.hosts] == ["a", "b", "c", "d"]
+    assert fleet.shapes() == {"16c-64G-0G": 2, "16c-64G-0G-2": 1,
+                              "16c-32G-0G": 1}
+    a, b, c, d = fleet.hosts
+    assert a.shape == b.shape != c.shape
+    assert (a.held, b.held, c.held) == ({}, {"MEMORY_MB": 1024},
+                                        {"MEMORY_MB": 90000})
+    # overcommitted since: it holds at most its capacity
+    assert d.held == {"MEMORY_MB": 32768}
+    assert d.shape.inventory["DISK_GB"] == (0, 0, 1.0)
