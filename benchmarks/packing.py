@@ -1,72 +1,52 @@
-"""Packing: instances placed before the first refusal, against the bound.
+"""Packing: instances placed before the first refusal, against the bound;
+and what each policy holds under churn.
 
 Fixed, seeded fleets and flavor streams are run through Gantt's real
 engine in-process (``Placer.select_destinations``: filters,
-weighers and the claim in a SQLite database), one instance per call until
-the first NoValidHost, under several weigher policies. Each count is shown
-as a share of the LP bound on the stream's prefix (``packing_bound.py``),
-with each class's utilisation at the refusal; on a 20-host fleet a
-time-limited MILP gives the exact figure the LP bound approximates.
+weighers and the claim in a SQLite database; set up as ``gantt-simulate``
+does, :mod:`gantt.simulate.replay`), one instance per call until the
+first NoValidHost, under each packing policy and the first-fit baseline.
+Each count is shown as a share of the LP bound on the stream's prefix
+(``packing_bound.py``), with each class's utilisation at the refusal; on
+a 20-host fleet a time-limited MILP gives the exact figure the LP bound
+approximates. The churn table (``packing_churn.py``) replays arrivals
+and deletions at a steady population.
 
-    nice .venv/bin/python benchmarks/packing.py     # about 5 minutes
+    nice .venv/bin/python benchmarks/packing.py     # about 25 minutes
     .venv/bin/python benchmarks/packing.py --hosts 60 --only spread,stack
+    nice .venv/bin/python benchmarks/packing.py --churn-only
 
 Needs scipy (``pip install -e .[bench]``).
 """
 
 import argparse
 import dataclasses
-import os
 import random
-import tempfile
 import time
 import uuid
 
-import gantt_env
 import packing_bound
+import packing_churn
 
 from gantt import exception
-from gantt import scheduler as scheduler_mod
-from gantt.objects import compute_node as cn_obj
-from gantt.objects import request_spec as rs_obj
 from gantt.scheduler.pipeline import packing as packing_policies
+from gantt.simulate import fleet as fleet_mod
+from gantt.simulate import replay
+from gantt.simulate import workload
 
 CPU_RATIO = 4.0
 RESERVED_MB = 4096
-NOW = 1.0e9
 
 
-@dataclasses.dataclass(frozen=True)
-class Shape:
-    """A host model: physical cores, RAM and local disk."""
-
-    name: str
-    cores: int
-    memory_mb: int
-    disk_gb: int
-
-    def capacity(self):
-        """Placement's capacity per class (packing_bound.CLASSES)."""
-        return (self.cores * CPU_RATIO, self.memory_mb - RESERVED_MB,
-                self.disk_gb)
+def _shape(name, cores, memory_mb, disk_gb):
+    return fleet_mod.Shape(name, {"VCPU": (cores, 0, CPU_RATIO),
+                                  "MEMORY_MB": (memory_mb, RESERVED_MB, 1.0),
+                                  "DISK_GB": (disk_gb, 0, 1.0)})
 
 
-@dataclasses.dataclass(frozen=True)
-class Flavor:
-    name: str
-    vcpus: int
-    memory_mb: int
-    disk_gb: int
-
-    @property
-    def amounts(self):
-        return {"VCPU": self.vcpus, "MEMORY_MB": self.memory_mb,
-                "DISK_GB": self.disk_gb}
-
-
-GENERAL = Shape("general", 32, 262144, 2000)
-RAM_RICH = Shape("ram-rich", 32, 786432, 1000)
-CPU_DISK_RICH = Shape("cpu-disk-rich", 64, 262144, 6000)
+GENERAL = _shape("general", 32, 262144, 2000)
+RAM_RICH = _shape("ram-rich", 32, 786432, 1000)
+CPU_DISK_RICH = _shape("cpu-disk-rich", 64, 262144, 6000)
 
 #: fleet name -> ((shape, share of the hosts), ...)
 FLEETS = {
@@ -74,11 +54,7 @@ FLEETS = {
     "uniform": ((GENERAL, 1.0),),
 }
 
-M1 = (Flavor("m1.small", 1, 2048, 20), Flavor("m1.medium", 2, 4096, 40),
-      Flavor("m1.large", 4, 8192, 80), Flavor("m1.xlarge", 8, 16384, 160))
-SKEWED = (Flavor("c1.xlarge", 16, 8192, 40),     # CPU-heavy
-          Flavor("r1.xlarge", 4, 65536, 40),     # RAM-heavy
-          Flavor("d1.large", 2, 4096, 800))      # disk-heavy
+M1, SKEWED = workload.M1, workload.SKEWED
 
 
 def _no_disk(flavors):
@@ -98,16 +74,20 @@ STREAMS = {
 BALANCED_KEY = "balanced_allocation_weight_multiplier"
 #: the shipped packing policies, by name
 POLICIES = packing_policies.POLICIES
+#: what the table shows: every shipped policy, then the baseline
+RUNS = (*POLICIES, replay.FIRST_FIT)
 COMBINATIONS = (("mixed", "mixed"), ("mixed", "bfv"), ("mixed", "uniform"),
                 ("uniform", "mixed"), ("uniform", "uniform"))
 
 
 def fleet(name, hosts):
-    """The shapes of a fleet of ``hosts``, in a fixed order."""
+    """A fleet of ``hosts``, its shapes in a fixed order (first-fit's)."""
     shapes = []
     for shape, share in FLEETS[name]:
         shapes += [shape] * round(hosts * share)
-    return shapes[:hosts] + [FLEETS[name][0][0]] * (hosts - len(shapes))
+    shapes = shapes[:hosts] + [FLEETS[name][0][0]] * (hosts - len(shapes))
+    return fleet_mod.Fleet(tuple(fleet_mod.Host("%s-%03d" % (s.name, i), s)
+                                 for i, s in enumerate(shapes)))
 
 
 def stream(name, length, seed=7):
@@ -116,48 +96,13 @@ def stream(name, length, seed=7):
     return random.Random(seed).choices(flavors, weights, k=length)
 
 
-def conf_for(policy, db_url, balanced=None):
-    conf = gantt_env.make_conf(**{"database.connection": db_url})
-    settings = packing_policies.settings(
-        policy, conf.filter_scheduler.enabled_weighers)
-    if balanced is not None and BALANCED_KEY in settings:
-        settings[BALANCED_KEY] = balanced
-    for name, value in settings.items():
-        conf.set_override(name, value, "filter_scheduler")
+def conf_for(policy, balanced=None):
+    """Gantt's default options with ``policy`` laid over them."""
+    conf = replay.make_conf(policy)
+    if balanced is not None and policy in POLICIES and (
+            BALANCED_KEY in POLICIES[policy].multipliers):
+        conf.set_override(BALANCED_KEY, balanced, "filter_scheduler")
     return conf
-
-
-def scheduler(conf, db):
-    """Gantt's engine on ``db`` (``gantt.scheduler.build``), its cache
-    loaded."""
-    sched = scheduler_mod.build(conf, db, clock=lambda: NOW,
-                                rng=random.Random(1))
-    sched.stats.load_cache()
-    return sched
-
-
-def _node(index, shape):
-    name = "%s-%03d" % (shape.name, index)
-    total = {"VCPU": (shape.cores, CPU_RATIO, 0),
-             "MEMORY_MB": (shape.memory_mb, 1.0, RESERVED_MB),
-             "DISK_GB": (shape.disk_gb, 1.0, 0)}
-    return cn_obj.ComputeNode(
-        uuid=str(uuid.UUID(int=index + 1)), host=name, nodename=name,
-        cell_uuid=gantt_env.CELL_UUID, availability_zone=None,
-        disabled=False, traits=[], aggregates=[], num_instances=0,
-        num_io_ops=0, capabilities={}, report_sequence=1,
-        inventories=[cn_obj.Inventory(
-            resource_class=rc, total=t, reserved=r, allocation_ratio=ratio)
-            for rc, (t, ratio, r) in total.items()])
-
-
-def _spec(flavor):
-    return rs_obj.RequestSpec(
-        project_id="packing", user_id="packing", num_instances=1,
-        flavor=rs_obj.Flavor(name=flavor.name, vcpus=flavor.vcpus,
-                             memory_mb=flavor.memory_mb,
-                             root_gb=flavor.disk_gb, ephemeral_gb=0, swap=0,
-                             extra_specs={}))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,30 +115,22 @@ class Fill:
     seconds: float
 
 
-def fill(policy, shapes, flavors, balanced=None):
+def fill(policy, hosts, flavors, balanced=None):
     """Place ``flavors`` in order on a fresh fleet until one is refused."""
     started = time.perf_counter()
-    # in memory where there is a tmpfs: the claims' commits wait on fsync
-    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
-    with tempfile.TemporaryDirectory(prefix="gantt-packing-", dir=shm) as tmp:
-        url = "sqlite:///%s/gantt.sqlite" % tmp
-        db = gantt_env.gantt_database(url)
-        try:
-            mgr = scheduler(conf_for(policy, url, balanced), db)
-            for i, shape in enumerate(shapes):
-                mgr.stats.update_resource_stats(_node(i, shape))
-            placed = _place_until_refused(mgr, flavors)
-            used = _utilisation(mgr)
-        finally:
-            db.dispose()
+    with replay.database() as db:
+        mgr = replay.engine(conf_for(policy, balanced), db, hosts)
+        placed = _place_until_refused(mgr, flavors)
+        used = _utilisation(mgr)
     return Fill(placed, used, time.perf_counter() - started)
 
 
 def _place_until_refused(mgr, flavors):
     for placed, flavor in enumerate(flavors):
         try:
-            mgr.placer.select_destinations(_spec(flavor), [str(uuid.uuid4())],
-                                    return_alternates=False)
+            mgr.placer.select_destinations(replay.spec_of(flavor),
+                                           [str(uuid.uuid4())],
+                                           return_alternates=False)
         except exception.NoValidHost:
             return placed
     raise ValueError("the whole stream was placed: make it longer")
@@ -210,8 +147,9 @@ def _utilisation(mgr):
     return {rc: used[rc] / capacity[rc] for rc in packing_bound.CLASSES}
 
 
-def _capacities(shapes):
-    return [shape.capacity() for shape in shapes]
+def _capacities(hosts):
+    return [tuple(h.shape.capacity(rc) for rc in packing_bound.CLASSES)
+            for h in hosts.hosts]
 
 
 def _length(shapes):
@@ -245,7 +183,8 @@ def measure_small(args, policies):
                                     args.milp_seconds)
     fills = {p: fill(p, shapes, flavors, args.balanced_multiplier)
                  for p in policies}
-    _log("%d-host mixed fleet: LP %d, MILP best %d bound %d%s", len(shapes),
+    _log("%d-host mixed fleet: LP %d, MILP best %d bound %d%s",
+         len(shapes.hosts),
          lp, milp.best, milp.bound, "" if milp.optimal else " (time limit)")
     return lp, milp, fills
 
@@ -298,6 +237,58 @@ def _row(row, widths):
     return "  ".join(cells).rstrip()
 
 
+def _churn_fleets(args):
+    """``(fleet, stream, hosts, LP bound, offered population)`` of each
+    churn combination."""
+    for fleet_name, stream_name in packing_churn.COMBINATIONS:
+        hosts = fleet(fleet_name, args.churn_hosts)
+        bound = packing_bound.lp_bound(
+            _capacities(hosts), stream(stream_name, _length(hosts)))
+        yield (fleet_name, stream_name, hosts, bound,
+               int(bound * args.churn_load))
+
+
+def measure_churn(args, policies):
+    """``[(fleet, stream, bound, population, {policy: Churn})]``."""
+    out = []
+    for fleet_name, stream_name, hosts, bound, population in _churn_fleets(
+            args):
+        events = packing_churn.events_for(STREAMS[stream_name], population)
+        runs = {}
+        for policy in policies:
+            runs[policy] = packing_churn.run(
+                policy, hosts, events, population,
+                conf_for(policy, args.balanced_multiplier))
+            _log("churn, %s fleet, %s stream, %s: held %.0f of %d, "
+                 "refused %.1f %% (%.0fs)", fleet_name, stream_name, policy,
+                 runs[policy].steady.alive, population,
+                 100 * runs[policy].refused, runs[policy].seconds)
+        out.append((fleet_name, stream_name, bound, population, runs))
+    return out
+
+
+def measure_seeds(args, policies):
+    """``[(fleet, stream, {seed: {policy: Churn}})]``, memory claims."""
+    seeds = [int(s) for s in args.churn_seeds.split(",")]
+    out = []
+    for fleet_name, stream_name, hosts, _bound, population in (
+            _churn_fleets(args)):
+        by_seed = {}
+        for seed in seeds:
+            events = packing_churn.events_for(STREAMS[stream_name],
+                                              population, seed)
+            by_seed[seed] = {p: packing_churn.run(
+                p, hosts, events, population,
+                conf_for(p, args.balanced_multiplier), mode="memory")
+                for p in policies}
+            _log("churn seed %d, %s fleet, %s stream: %s", seed, fleet_name,
+                 stream_name, ", ".join(
+                     "%s %.0f" % (p, c.steady.alive)
+                     for p, c in by_seed[seed].items()))
+        out.append((fleet_name, stream_name, by_seed))
+    return seeds, out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hosts", type=int, default=200)
@@ -307,16 +298,34 @@ def main(argv=None):
                         help="balanced_allocation_weight_multiplier of the "
                              "balanced policies (default: %s)"
                         % POLICIES["balanced"].multipliers[BALANCED_KEY])
-    parser.add_argument("--only", default=",".join(POLICIES),
-                        help="comma-separated policies (default: all)")
+    parser.add_argument("--only", default=",".join(RUNS),
+                        help="comma-separated policies (default: all, and "
+                             "%s)" % replay.FIRST_FIT)
     parser.add_argument("--skip-small", action="store_true",
                         help="no 20-host LP/MILP comparison")
+    parser.add_argument("--churn-hosts", type=int, default=100)
+    parser.add_argument("--churn-load", type=float, default=1.0,
+                        help="offered population, as a share of the LP "
+                             "bound filled from empty (default 1)")
+    parser.add_argument("--churn-only", action="store_true")
+    parser.add_argument("--churn-seeds", default="",
+                        help="comma-separated seeds: instances held per "
+                             "seed against first-fit, claims in memory "
+                             "(e.g. 1,2,3)")
+    parser.add_argument("--skip-churn", action="store_true")
     args = parser.parse_args(argv)
     policies = [p for p in args.only.split(",") if p]
-    rows = measure(args, policies)
-    print("\n" + table(rows, policies))
-    if not args.skip_small:
-        print("\n" + small_table(*measure_small(args, policies)))
+    if not args.churn_only:
+        rows = measure(args, policies)
+        print("\n" + table(rows, policies))
+        if not args.skip_small:
+            print("\n" + small_table(*measure_small(args, policies)))
+    if not args.skip_churn:
+        print("\n" + _rst(packing_churn.table(
+            measure_churn(args, policies))))
+    if args.churn_seeds:
+        seeds, rows = measure_seeds(args, policies)
+        print("\n" + _rst(packing_churn.seeds_table(rows, seeds)))
 
 
 if __name__ == "__main__":
