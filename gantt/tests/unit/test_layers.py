@@ -35,6 +35,13 @@ RULES = (
      _EDGE,
      "the engine runs without a broker: only rpcapi/ and service.py "
      "speak oslo.messaging"),
+    ("gantt.scheduler",
+     ("gantt.simulate",),
+     "the simulator drives the engine; the engine never knows it"),
+    ("gantt.simulate",
+     _EDGE,
+     "the simulator runs the engine in-process; reading a live Gantt "
+     "over RPC is its command's business (cmd/simulate.py)"),
     ("gantt.scheduler.pipeline",
      ("gantt.db", "gantt.scheduler.intake") + _SERVICES,
      "the pipeline reads a view and writes nothing"),
