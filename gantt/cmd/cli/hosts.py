@@ -1,5 +1,6 @@
 """``gantt host list`` and ``gantt host show``: hosts as the scheduler
-sees them.
+sees them, compute nodes and standalone providers (volume backends,
+network nodes, container hosts…) alike, each with its kind.
 
 A host's zone is the one the AvailabilityZoneFilter uses: the
 ``availability_zone`` metadata of the aggregates it is in, else the zone
@@ -17,7 +18,8 @@ _USAGE = (("VCPU", "vCPUs"), ("MEMORY_MB", "Memory MB"),
           ("DISK_GB", "Disk GB"))
 _COLUMNS = ("Host", "Zone", "State", "Status") + tuple(
     title for _rc, name in _USAGE for title in (name + " Used", name))
-_LONG_COLUMNS = ("UUID", "Node", "Cell", "Aggregates", "Instances")
+_LONG_COLUMNS = ("UUID", "Node", "Cell", "Aggregates", "Instances",
+                 "Kind", "Service", "Vacant")
 
 
 def _zone_table(rpc, stderr):
@@ -59,7 +61,8 @@ def _row(state, zone_table, long):
            "disabled" if state.disabled else "enabled"] + _usage(state)
     if long:
         row += [state.uuid, state.nodename, state.cell_uuid,
-                base.ListColumn(state.aggregates), state.num_instances]
+                base.ListColumn(state.aggregates), state.num_instances,
+                state.kind, state.service, state.vacant]
     return row
 
 
@@ -72,13 +75,31 @@ class HostList(base.Command, lister.Lister):
                             help="only the hosts of this cell")
         parser.add_argument("--long", action="store_true",
                             help="also the provider uuid, node, cell, "
-                                 "aggregates and instance count")
+                                 "aggregates, instance count, kind, "
+                                 "service and vacancy")
+        parser.add_argument("--kind", metavar="KIND", action="append",
+                            help="only providers of this kind (compute, "
+                                 "volume, network, container…); "
+                                 "repeatable")
+        parser.add_argument("--vacant", action="store_true",
+                            help="only vacant providers: of a kind in "
+                                 "[scheduler] vacancy_kinds, with nothing "
+                                 "allocated (their owners may retire them)")
         return parser
 
     def take_action(self, parsed_args):
+        if (parsed_args.kind or parsed_args.vacant) and not (
+                self.rpc.can_send_version("1.9")):
+            raise base.CommandError(
+                "--kind and --vacant need RPC API 1.9, which [upgrade_levels]"
+                " scheduler forbids")
         states = self.rpc.call("get_host_states")
         if parsed_args.cell:
             states = [s for s in states if s.cell_uuid == parsed_args.cell]
+        if parsed_args.kind:
+            states = [s for s in states if s.kind in parsed_args.kind]
+        if parsed_args.vacant:
+            states = [s for s in states if s.vacant]
         zones = _zone_table(self.rpc, self.app.stderr)
         names = _COLUMNS + (_LONG_COLUMNS if parsed_args.long else ())
         return names, [_row(s, zones, parsed_args.long)

@@ -186,6 +186,9 @@ class ResourceRequest:
     same_subtree: tuple = ()
     root_required: frozenset = frozenset()
     root_forbidden: frozenset = frozenset()
+    # the kinds of provider the request may be placed on (the candidates'
+    # first step): compute nodes, unless its profile says otherwise
+    provider_kinds: frozenset = frozenset({"compute"})
     # NUMA cells and PCI devices the instances placed so far took
     ledger: Ledger = dataclasses.field(default_factory=Ledger, repr=False,
                                        compare=False)

@@ -134,6 +134,16 @@ class HostView:
         return self.rows_of_hosts([host for host in self.table.rows_by_host
                                    if host.lower() in wanted])
 
+    def of_kinds(self, kinds):
+        """Boolean mask of the rows whose provider is of one of ``kinds``,
+        or None when every row is (no other kind was ever held: the
+        common, compute-only cloud pays nothing)."""
+        index = self.table.kinds_index
+        if set(index.names) <= kinds:
+            return None
+        codes = [index.get(k) for k in kinds if index.get(k) is not None]
+        return np.isin(self.column("kind"), codes)
+
     def zone_code(self, zone):
         code = self.table.zones_index.get(zone)
         return -2 if code is None else code
