@@ -64,7 +64,11 @@ class HostStateCache:
         self._boot_ids = {}
 
     def __len__(self):
-        return self.table.n
+        """The compute nodes held (standalone providers are rows too, of
+        other kinds; ``host_states`` lists them all)."""
+        table = self.table
+        compute = table.kinds_index.get(table_mod.COMPUTE)
+        return int(np.count_nonzero(table.kind[:table.n] == compute))
 
     # -- reports ----------------------------------------------------------
 

@@ -142,7 +142,10 @@ class HostView:
         if set(index.names) <= kinds:
             return None
         codes = [index.get(k) for k in kinds if index.get(k) is not None]
-        return np.isin(self.column("kind"), codes)
+        column = self.column("kind")
+        if len(codes) == 1:
+            return column == codes[0]       # one kind: the usual case
+        return np.isin(column, codes)
 
     def zone_code(self, zone):
         code = self.table.zones_index.get(zone)

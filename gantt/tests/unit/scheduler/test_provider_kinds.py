@@ -65,7 +65,9 @@ def kept(cache, req):
 
 
 def test_a_compute_request_considers_compute_nodes_only():
-    hosts, outcome = kept(world(), request())
+    cache = world()
+    assert len(cache) == 1          # statistics count compute nodes
+    hosts, outcome = kept(cache, request())
     assert hosts == ["h1"]
     assert [(r.label, r.count) for r in outcome.removed][0] == (
         "not of kind compute", 3)
