@@ -5,8 +5,14 @@ typed capabilities, and a provider the last allocation left is vacant."""
 import dataclasses
 
 import numpy as np
+import pytest
 
+from gantt import exception
+from gantt import scheduler as scheduler_mod
 from gantt.db import allocations
+from gantt.objects import compute_node
+from gantt.objects import provider as provider_obj
+from gantt.objects import selection
 from gantt.scheduler import vacancy
 from gantt.scheduler.pipeline import candidates
 from gantt.scheduler.state import provider_tree
@@ -187,3 +193,56 @@ def test_no_vacancy_kinds_announce_nothing():
     vacancy.VacancyWatch(cache, [], heard.append).after_commit(
         [allocations.ProviderState(CTR, 3, {})])
     assert heard == []
+
+
+# -- a worker: reports in, restart, vacancy, retirement ----------------------
+
+
+def _container_report(sequence=1):
+    return provider_obj.ProviderReport(
+        provider=provider_obj.ResourceProvider(
+            uuid=CTR, name="ctr-1", inventories=[compute_node.Inventory(
+                resource_class="VCPU", total=4)]),
+        report_sequence=sequence, kind="container", service="zun-compute",
+        capabilities={"runtime": "runc", "cpu_shares": 1024,
+                      "privileged": False}, instance_uuid=INSTANCE)
+
+
+def _claim(worker, consumer):
+    worker.claims.claim_allocations(
+        consumer, selection.AllocationRequest(allocations=[
+            selection.AllocationItem(resource_provider_uuid=CTR,
+                                     resources={"VCPU": 1})]))
+
+
+def test_a_worker_takes_keeps_vacates_and_retires_a_container_host(
+        conf, sqlite_db):
+    conf.set_override("connection", sqlite_db.url, "database")
+    heard = []
+    worker = scheduler_mod.build(conf, sqlite_db, on_vacant=heard.append)
+    worker.stats.load_cache()
+    worker.stats.update_provider(_container_report())
+    consumer = factories.uuids(1)[0]
+    _claim(worker, consumer)
+    assert heard == []
+    # a restarted worker loads it from the database as it was reported
+    fresh = scheduler_mod.build(conf, sqlite_db)
+    fresh.stats.load_cache()
+    [state] = fresh.operator.get_host_states(hosts=[CTR])
+    assert (state.kind, state.service, state.instance_uuid,
+            state.capabilities, state.vacant) == (
+        "container", "zun-compute", INSTANCE,
+        {"runtime": "runc", "cpu_shares": 1024, "privileged": False},
+        False)
+    assert type(state.capabilities["privileged"]) is bool
+    worker.claims.release(consumer)
+    [vacant] = heard
+    assert (vacant.provider_uuid, vacant.kind) == (CTR, "container")
+    [state] = worker.operator.get_host_states(hosts=[CTR])
+    assert state.vacant and state.generation == vacant.generation
+    with pytest.raises(exception.ProviderConflict):
+        worker.stats.retire_provider(CTR, vacant.generation - 1)
+    assert worker.stats.retire_provider(CTR, vacant.generation)
+    assert worker.operator.get_host_states(hosts=[CTR]) == []
+    fresh.stats.reload_providers()        # providers_changed, elsewhere
+    assert fresh.operator.get_host_states(hosts=[CTR]) == []
