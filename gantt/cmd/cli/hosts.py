@@ -1,12 +1,14 @@
 """``gantt host list`` and ``gantt host show``: hosts as the scheduler
 sees them, compute nodes and standalone providers (volume backends,
-network nodes, container hosts…) alike, each with its kind.
+network nodes, container hosts…) alike, each with its kind; ``gantt host
+retire``: a vacant standalone provider retired at its generation.
 
 A host's zone is the one the AvailabilityZoneFilter uses: the
 ``availability_zone`` metadata of the aggregates it is in, else the zone
 its agent reports.
 """
 
+from cliff import command
 from cliff import lister
 from cliff import show
 
@@ -148,3 +150,22 @@ class HostShow(base.Command, show.ShowOne):
         fields = _details(states[0], _zone_table(self.rpc, self.app.stderr))
         names = sorted(fields)
         return names, [fields[n] for n in names]
+
+
+class HostRetire(base.Command, command.Command):
+    """Retire a vacant standalone provider (a container host…) at the
+    generation it was vacant at; refused if anything changed since."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("provider", metavar="UUID",
+                            help="the standalone provider's uuid")
+        parser.add_argument("--generation", type=int, required=True,
+                            help="its generation when vacant (host show "
+                                 "or the provider.vacant notification)")
+        return parser
+
+    def take_action(self, parsed_args):
+        self.rpc.call("retire_provider", parsed_args.provider,
+                      parsed_args.generation)
+        return 0

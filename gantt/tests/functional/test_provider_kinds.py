@@ -16,6 +16,9 @@ from gantt.objects import provider
 from gantt.objects import selection
 from gantt.tests import factories as f
 from gantt.tests.functional.test_cli import as_json
+from gantt.tests.functional.test_cli import gantt
+from gantt.tests.functional.test_cli import ok
+from gantt.tests.functional.test_cli import one_error_line
 from gantt.tests.functional.test_notifications import notified  # noqa: F401
 
 INSTANCE = "33333333-3333-4333-8333-333333333333"
@@ -102,11 +105,15 @@ def test_a_container_host_lives_vacates_and_retires(notified):  # noqa: F811
     # retired only at the generation it was vacant at
     with pytest.raises(exception.ProviderConflict):
         daemon.client.retire_provider(None, ctr, payload.generation - 1)
+    refused = gantt(daemon, "host", "retire", ctr, "--generation",
+                    str(payload.generation + 1))
+    assert "not retired" in one_error_line(refused, 1)
     with pytest.raises(exception.InvalidRequest):
         daemon.client.retire_provider(
             None, f.host_uuid("kinds-c1"), _state(
                 daemon, f.host_uuid("kinds-c1")).generation)
-    assert daemon.client.retire_provider(None, ctr, payload.generation)
+    ok(daemon, "host", "retire", ctr, "--generation",
+       str(payload.generation))
     assert _state(daemon, ctr) is None
     with pytest.raises(exception.ProviderNotFound):
         _claim(daemon, str(uuid.uuid4()), ctr)
