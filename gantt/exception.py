@@ -121,6 +121,17 @@ class ProviderInUse(GanttException):
     code = "gantt.provider_in_use"
 
 
+class ProviderConflict(GanttException):
+    """``retire_provider``: the provider's generation is no longer the one
+    given (something was allocated or released there, or its inventory
+    changed, since); nothing was retired. Look again (``gantt host-show``)
+    and retire with the new generation if it is still vacant."""
+
+    msg_fmt = ("Resource provider %(uuid)s is at generation %(actual)s, not "
+               "%(expected)s: not retired")
+    code = "gantt.provider_conflict"
+
+
 class ConfigurationError(GanttException):
     msg_fmt = "Configuration error: %(reason)s"
     code = "gantt.configuration_error"

@@ -1,4 +1,5 @@
-"""Notifications: what a worker tells the rest of the cloud it placed.
+"""Notifications: what a worker tells the rest of the cloud it placed,
+and which providers the last allocation left (``provider.vacant``).
 
 As nova-scheduler does, a worker emits ``scheduler.select_destinations``
 ``.start`` (INFO) when a call begins, then ``.end`` (INFO) with the host
@@ -30,6 +31,9 @@ from gantt.objects import notification
 LOG = logging.getLogger(__name__)
 
 EVENT = "scheduler.select_destinations"
+#: the last allocation left a provider of a kind in [scheduler]
+#: vacancy_kinds (see gantt.scheduler.vacancy)
+VACANT_EVENT = "provider.vacant"
 
 #: notifications waiting for the bus at most; the newest are dropped
 QUEUE_SIZE = 1000
@@ -87,6 +91,18 @@ class SchedulingNotifier:
         if self._notifier is not None:
             self._emit("error", ctxt, EVENT + ".error", self._payload(
                 spec, instance_uuids, reason=str(reason)))
+
+    def provider_vacant(self, vacancy):
+        """``provider.vacant`` (INFO) for a :class:`~gantt.scheduler.
+        vacancy.Vacancy`, with a ProviderVacantPayload."""
+        if self._notifier is not None:
+            self._emit("info", None, VACANT_EVENT,
+                       notification.ProviderVacantPayload(
+                           provider_uuid=vacancy.provider_uuid,
+                           kind=vacancy.kind,
+                           generation=vacancy.generation,
+                           name=vacancy.name, service=vacancy.service,
+                           instance_uuid=vacancy.instance_uuid))
 
     def flush(self, timeout):
         """Wait up to ``timeout`` seconds for the queue to be sent;

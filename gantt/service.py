@@ -81,14 +81,16 @@ class SchedulerWorker(service.ServiceBase):
         self.db = db_api.Database.from_conf(conf)
         transport = self._transport or rpc.get_transport(conf)
         self.client = rpc_client.SchedulerClient.from_conf(conf, transport)
+        # before the engine: vacancies are announced through it
+        self.notifier = gantt_notifier.SchedulingNotifier.from_conf(conf)
         self.scheduler = scheduler_mod.build(
-            conf, self.db, worker_name=name, broadcast=self._broadcast)
+            conf, self.db, worker_name=name, broadcast=self._broadcast,
+            on_vacant=self.notifier.provider_vacant)
         self.limits = validate.Limits.from_conf(conf)
         self.rejection_log = rejections.RejectionLog.from_conf(
             conf, logging.getLogger(rpc.__name__))
         self.intake = batching.StatsIntake(
             self.scheduler.stats, rejection_log=self.rejection_log)
-        self.notifier = gantt_notifier.SchedulingNotifier.from_conf(conf)
         topic = conf.scheduler.topic
         stats_topic = rpcapi.stats_topic(topic, conf.scheduler.stats_topic)
         buses = [transport] + [rpc.get_transport(conf, url=url)

@@ -90,6 +90,19 @@ corrupt broadcast can contradict the database. 0 disables it.
 Broadcast every claim and release to the other workers (fanout cast) so their
 caches see the new usage without waiting for the next usage sync.
 """),
+    cfg.ListOpt("vacancy_kinds", default=["container"],
+                help="""
+Kinds of standalone provider whose vacancy matters to their owner. When the
+last allocation leaves a provider of one of these kinds, the worker that
+committed the change emits the versioned notification ``provider.vacant``
+(with the provider's generation), and ``gantt host-list --vacant`` lists it.
+The owner may then retire it with ``retire_provider(uuid, generation)``.
+Empty: no provider is ever vacant.
+
+Related options:
+
+* ``[oslo_messaging_notifications] driver`` (no driver: nothing is sent)
+"""),
 ]
 
 

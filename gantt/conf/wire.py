@@ -33,6 +33,12 @@ providers, or a standalone provider) may carry.
                help="""
 Most child providers one ``ComputeNode`` report may carry.
 """),
+    cfg.IntOpt("max_report_capabilities", default=64, min=0,
+               help="""
+Most capabilities one standalone provider's report (``ProviderReport``)
+may carry. Each name is 1 to 255 characters; each value a string of at
+most 255 characters, a 64-bit integer, a finite float or a boolean.
+"""),
     cfg.IntOpt("max_instances_per_request", default=1000, min=1,
                help="""
 Most instance uuids one ``select_destinations`` call may list.

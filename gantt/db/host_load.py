@@ -7,6 +7,10 @@ are :mod:`gantt.db.bulk_read`'s: here they run on two connections in
 repeatable-read snapshots, each on a thread of its own, while this thread
 parses what comes back. :func:`load_standalone_providers` and
 :func:`usages_by_uuid` are the plain readers of the rest.
+
+Over 400 lines: the bulk reader and the standalone providers' reader
+share the contents query (:func:`_load_contents`) and the stored records;
+apart, each would need the other's.
 """
 
 import collections
@@ -15,6 +19,7 @@ import contextlib
 import dataclasses
 import datetime
 import functools
+import json
 import threading
 
 import numpy as np
@@ -46,6 +51,14 @@ class StoredProvider:
     # report
     report_sequence: int | None = None
     boot_id: str | None = None
+    # standalone providers only: what their report says they are
+    # (ProviderReport 1.2; "pool" for those stored before)
+    kind: str | None = None
+    service: str | None = None
+    availability_zone: str | None = None
+    capabilities: dict = dataclasses.field(default_factory=dict)
+    instance_uuid: str | None = None
+    received_at: datetime.datetime | None = None
 
 
 @dataclasses.dataclass
@@ -348,14 +361,26 @@ def load_standalone_providers(db):
         for row in conn.execute(
                 sa.select(RP.c.id, RP.c.uuid, RP.c.name, RP.c.generation,
                           PROVIDER_REPORTS.c.report_sequence,
-                          PROVIDER_REPORTS.c.boot_id)
+                          PROVIDER_REPORTS.c.boot_id,
+                          PROVIDER_REPORTS.c.kind,
+                          PROVIDER_REPORTS.c.service,
+                          PROVIDER_REPORTS.c.availability_zone,
+                          PROVIDER_REPORTS.c.capabilities,
+                          PROVIDER_REPORTS.c.instance_uuid,
+                          PROVIDER_REPORTS.c.received_at)
                 .join(PROVIDER_REPORTS,
                       PROVIDER_REPORTS.c.resource_provider_id == RP.c.id)
                 .order_by(RP.c.id)):
             standalone[row.id] = StoredProvider(
                 uuid=row.uuid, name=row.name, parent_uuid=None,
                 generation=row.generation,
-                report_sequence=row.report_sequence, boot_id=row.boot_id)
+                report_sequence=row.report_sequence, boot_id=row.boot_id,
+                kind=row.kind, service=row.service,
+                availability_zone=row.availability_zone,
+                # typed as reported: JSON keeps true, 1 and 1.0 apart
+                capabilities=json.loads(row.capabilities or "{}"),
+                instance_uuid=row.instance_uuid,
+                received_at=row.received_at)
         if standalone:
             _load_contents(conn, standalone, sa.select(
                 PROVIDER_REPORTS.c.resource_provider_id))

@@ -155,6 +155,14 @@ class ProviderReport(Base):
     # the service's boot the stored report is from (NULL: it does not
     # say); a report of another boot is stored whatever its sequence
     boot_id = sa.Column(sa.String(36), nullable=True)
+    # what it is (ProviderReport.kind; see migration 0009)
+    kind = sa.Column(sa.String(32), nullable=False, server_default="pool")
+    service = sa.Column(sa.String(255), nullable=True)
+    availability_zone = sa.Column(sa.String(255), nullable=True)
+    # typed values as JSON, read by the cache only
+    capabilities = sa.Column(sa.Text, nullable=False, server_default="{}")
+    # a container host: the instance it runs in
+    instance_uuid = sa.Column(sa.String(36), nullable=True)
 
 
 class InstanceGroup(Base):

@@ -290,11 +290,32 @@ def save_provider(db, report, received_at=None):
                                         provider.parent_provider_uuid))
     _validate_provider(provider, "resource provider %s" % provider.uuid)
     received_at = received_at or timeutils.utcnow()
+    _standalone_row(report, received_at)        # refused before any SQL
     try:
         return _save_standalone(db, report, received_at)
     except db_exc.DBDuplicateEntry:
         # another worker inserted it at the same moment
         return _save_standalone(db, report, received_at)
+
+
+def _standalone_row(report, received_at):
+    """The provider_reports row of a standalone provider's report.
+
+    :raises: InvalidRequest for capabilities longer than a TEXT column
+        holds as JSON (as for a compute node's details)
+    """
+    capabilities = json.dumps(report.capabilities, sort_keys=True)
+    if len(capabilities) > TEXT_MAX:
+        raise _invalid("report of %s: capabilities take %d bytes as JSON, "
+                       "more than the %d the database stores" % (
+                           report.provider.uuid, len(capabilities),
+                           TEXT_MAX))
+    return {"report_sequence": report.report_sequence,
+            "received_at": received_at, "boot_id": report.boot_id,
+            "kind": report.kind, "service": report.service,
+            "availability_zone": report.availability_zone,
+            "capabilities": capabilities,
+            "instance_uuid": report.instance_uuid}
 
 
 def _save_standalone(db, report, received_at):
@@ -306,8 +327,7 @@ def _save_standalone(db, report, received_at):
                 conn, provider.uuid, provider.name, None, received_at)
             conn.execute(PROVIDER_REPORTS.insert().values(
                 resource_provider_id=rp_id,
-                report_sequence=report.report_sequence,
-                received_at=received_at, boot_id=report.boot_id))
+                **_standalone_row(report, received_at)))
             tree_writer.insert_contents(conn, [(rp_id, provider)])
             return tree_writer.SaveResult(
                 applied=True, generations={provider.uuid: 0},
@@ -321,9 +341,7 @@ def _save_standalone(db, report, received_at):
             PROVIDER_REPORTS.update()
             .where(PROVIDER_REPORTS.c.resource_provider_id == row.id)
             .where(_supersedes_stored(report, PROVIDER_REPORTS))
-            .values(report_sequence=report.report_sequence,
-                    received_at=received_at,
-                    boot_id=report.boot_id)).rowcount
+            .values(**_standalone_row(report, received_at))).rowcount
         writer = tree_writer.TreeWriter(conn, row.id, provider.uuid,
                                         received_at, report.force)
         if not won:
@@ -352,11 +370,16 @@ def delete_provider(db, uuid):
         if standalone is None:
             raise _invalid("resource provider %s is not a standalone "
                            "provider" % uuid)
-        consumers = conn.execute(
-            sa.select(sa.func.count(sa.distinct(ALLOC.c.consumer_uuid)))
-            .where(ALLOC.c.resource_provider_id == row.id)).scalar_one()
+        consumers = consumers_on(conn, row.id)
         if consumers:
             raise exception.ProviderInUse(uuid=uuid,
                                           consumers=int(consumers))
         conn.execute(RP.delete().where(RP.c.id == row.id))
     return True
+
+
+def consumers_on(conn, rp_id):
+    """How many consumers hold allocations on provider row ``rp_id``."""
+    return int(conn.execute(
+        sa.select(sa.func.count(sa.distinct(ALLOC.c.consumer_uuid)))
+        .where(ALLOC.c.resource_provider_id == rp_id)).scalar_one())

@@ -81,3 +81,34 @@ class RequestGroupPolicy(fields.Enum):
 
 class RequestGroupPolicyField(fields.BaseEnumField):
     AUTO_TYPE = RequestGroupPolicy()
+
+
+#: the JSON types a provider capability's value may have (bool before int:
+#: ``True`` is an int to Python, and stays a boolean here)
+CAPABILITY_TYPES = (bool, int, float, str)
+
+
+class CapabilityValue(fields.FieldType):
+    """A typed capability value: a string, an integer, a float or a
+    boolean, kept as the type it was sent in (``True`` stays a boolean,
+    ``1000.5`` a float, ``"lvm"`` a string).
+
+    oslo.versionedobjects has no such field: its ``Dict`` coerces every
+    value to one type. Anything else (null, a list, an object) is refused
+    with ValueError; the wire check (``gantt.rpcapi.validate``) refuses it
+    first, with its path, and limits the sizes.
+    """
+
+    @staticmethod
+    def coerce(obj, attr, value):
+        if type(value) not in CAPABILITY_TYPES:
+            raise ValueError("%s: a capability value must be a string, an "
+                             "integer, a float or a boolean, got %s"
+                             % (attr, type(value).__name__))
+        return value
+
+
+class DictOfCapabilitiesField(fields.AutoTypedField):
+    """``{name: str | int | float | bool}`` (see :class:`CapabilityValue`)."""
+
+    AUTO_TYPE = fields.Dict(CapabilityValue())

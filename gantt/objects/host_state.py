@@ -1,5 +1,7 @@
 """HostState: the scheduler's view of one host, for operators."""
 
+from oslo_utils import versionutils
+
 from gantt.objects import base
 from gantt.objects import fields
 
@@ -23,8 +25,14 @@ class ResourceUsage(base.GanttObject):
 
 @base.GanttObjectRegistry.register
 class HostState(base.GanttObject):
+    """One provider the worker holds: a compute node or a standalone one."""
+
     # Version 1.0: Initial version
-    VERSION = "1.0"
+    # Version 1.1: Added kind, service, capabilities, instance_uuid, vacant
+    VERSION = "1.1"
+
+    KIND_FIELDS = ("kind", "service", "capabilities", "instance_uuid",
+                   "vacant")
 
     fields = {
         "uuid": fields.UUIDField(),
@@ -42,4 +50,24 @@ class HostState(base.GanttObject):
         "updated_at": fields.DateTimeField(nullable=True),
         "up": fields.BooleanField(),
         "disabled": fields.BooleanField(),
+        # "compute" for a compute node; a standalone provider's own kind
+        "kind": fields.StringField(default="compute"),
+        "service": fields.StringField(nullable=True, default=None),
+        "capabilities": fields.DictOfCapabilitiesField(default={}),
+        "instance_uuid": fields.UUIDField(nullable=True, default=None),
+        # of a kind in [scheduler] vacancy_kinds, and nothing allocated
+        "vacant": fields.BooleanField(default=False),
     }
+
+    obj_relationships = {"resources": [("1.0", "1.0")]}
+
+    def obj_load_attr(self, attrname):
+        self.obj_set_defaults(attrname)
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 1):
+            # an older client lists every provider as it lists hosts
+            for name in self.KIND_FIELDS:
+                primitive.pop(name, None)

@@ -34,3 +34,26 @@ class SelectDestinationsPayload(NotificationPayload):
         # .error: why nothing was placed, as the caller was told
         "reason": fields.StringField(nullable=True, default=None),
     }
+
+
+@base.GanttObjectRegistry.register
+class ProviderVacantPayload(NotificationPayload):
+    """``provider.vacant``: the last allocation left a provider whose kind
+    is in ``[scheduler] vacancy_kinds``. Its owner may retire it with
+    ``retire_provider(provider_uuid, generation)``, which refuses if
+    anything was placed there since (the generation moved)."""
+
+    # Version 1.0: Initial version
+    VERSION = "1.0"
+
+    fields = {
+        "provider_uuid": fields.UUIDField(),
+        "kind": fields.StringField(),
+        # the generation the provider had once it was empty: the token
+        # retire_provider compares
+        "generation": fields.IntegerField(),
+        "name": fields.StringField(nullable=True, default=None),
+        "service": fields.StringField(nullable=True, default=None),
+        # a container host: the instance it runs in
+        "instance_uuid": fields.UUIDField(nullable=True, default=None),
+    }

@@ -7,6 +7,8 @@ node, such as a storage pool shared by every host of an aggregate, are
 reported on their own by the service that owns them (``ProviderReport``).
 """
 
+import re
+
 from oslo_utils import versionutils
 
 from gantt.objects import base
@@ -14,6 +16,28 @@ from gantt.objects import fields
 
 # AllocationCandidate embeds AllocationRequest by name
 from gantt.objects import selection  # noqa: F401
+
+#: a provider kind: a lower-case identifier of 1 to 32 characters
+KIND_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
+#: the kind of every compute node (a ComputeNode report), which no
+#: standalone provider may claim
+COMPUTE = "compute"
+
+
+def kind_error(kind):
+    """Why ``kind`` is no standalone provider's kind, or None.
+
+    The set is open: any short lower-case identifier but ``compute``
+    ("volume", "network", "container" are the ones Gantt's own profiles
+    and docs use), so that a new service needs no Gantt release.
+    """
+    if type(kind) is not str or not KIND_PATTERN.match(kind):
+        return ("must be a lower-case identifier of 1 to 32 characters "
+                "(a-z first, then a-z, 0-9, '_' or '-'), got %r" % (kind,))
+    if kind == COMPUTE:
+        return ("cannot be %r: compute nodes report as ComputeNode "
+                "(update_resource_stats)" % COMPUTE)
+    return None
 
 
 @base.GanttObjectRegistry.register
@@ -58,7 +82,16 @@ class ProviderReport(base.GanttObject):
 
     # Version 1.0: Initial version
     # Version 1.1: Added boot_id
-    VERSION = "1.1"
+    # Version 1.2: Added kind, service, availability_zone, capabilities,
+    #              instance_uuid
+    VERSION = "1.2"
+
+    #: the kind of a provider whose service does not say (a report older
+    #: than 1.2): the sharing storage pools and address pools those carry
+    DEFAULT_KIND = "pool"
+    #: what a 1.2 report adds; a 1.1 primitive has none of them
+    KIND_FIELDS = ("kind", "service", "availability_zone", "capabilities",
+                   "instance_uuid")
 
     fields = {
         "provider": fields.ObjectField("ResourceProvider"),
@@ -72,6 +105,20 @@ class ProviderReport(base.GanttObject):
         # cannot lock the service out past its next start. None: the
         # service does not say.
         "boot_id": fields.UUIDField(nullable=True, default=None),
+        # what the provider is, a short lower-case identifier: "volume",
+        # "network", "container" or any other but "compute" (compute
+        # nodes report as ComputeNode); requests consider only the kinds
+        # they ask for (see doc/source/admin/providers.rst)
+        "kind": fields.StringField(default=DEFAULT_KIND),
+        # the service that owns it, as operators name it
+        # ("cinder-volume@lvm"); None: the report does not say
+        "service": fields.StringField(nullable=True, default=None),
+        "availability_zone": fields.StringField(nullable=True, default=None),
+        # typed values filters match, as Cinder backends report them
+        # ({"thin_provisioning_support": True, "total_capacity_gb": 1000.5})
+        "capabilities": fields.DictOfCapabilitiesField(default={}),
+        # a container host: the Nova instance it runs in
+        "instance_uuid": fields.UUIDField(nullable=True, default=None),
     }
 
     obj_relationships = {"provider": [("1.0", "1.0")]}
@@ -79,9 +126,24 @@ class ProviderReport(base.GanttObject):
     def obj_load_attr(self, attrname):
         self.obj_set_defaults(attrname)
 
+    def says_more_than_1_1(self):
+        """Whether any 1.2 field holds more than its default: then a
+        worker reading only 1.1 would store another provider than this
+        one (the client refuses to send it under a lower cap)."""
+        return any(self.obj_attr_is_set(name) and getattr(self, name)
+                   != self.fields[name].default
+                   for name in self.KIND_FIELDS)
+
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
         target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 2):
+            # a 1.1 worker stores a provider of the default kind, with no
+            # service, zone, capabilities nor instance link; the client
+            # sends one only when nothing else was said
+            # (says_more_than_1_1)
+            for name in self.KIND_FIELDS:
+                primitive.pop(name, None)
         if target < (1, 1):
             primitive.pop("boot_id", None)
 

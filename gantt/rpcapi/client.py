@@ -29,6 +29,10 @@ RPC API version history:
   concurrent releases of one consumer (the one that freed it).
 * 1.8 - No method changed: ProviderReport 1.1 carries the reporting
   service's boot_id (update_provider).
+* 1.9 - Added retire_provider (call); ProviderReport 1.2 carries the
+  provider's kind, owning service, zone, typed capabilities and instance
+  link (update_provider is sent at 1.9 when it says any of them);
+  get_host_states sent at 1.9 returns HostState 1.1 with them.
 
 Topics (not versions: the messages are unchanged): since 1.3,
 update_resource_stats goes to the stats topic (``[scheduler] stats_topic``,
@@ -208,8 +212,14 @@ class SchedulerClient:
                                  consumer_uuid=consumer_uuid)
 
     def get_host_states(self, ctxt, hosts=None):
-        return self._client.call(self._ctxt(ctxt), "get_host_states",
-                                 hosts=hosts)
+        """Every provider a worker holds (or those ``hosts`` names), as
+        HostState objects: 1.1, with each provider's kind, service,
+        capabilities, instance link and vacancy, when the cap allows 1.9
+        (a worker replies at the object versions of the RPC version a call
+        is sent at); else 1.0."""
+        client = (self._client.prepare(version="1.9")
+                  if self.can_send_version("1.9") else self._client)
+        return client.call(self._ctxt(ctxt), "get_host_states", hosts=hosts)
 
     def get_statistics(self, ctxt):
         """A worker's SchedulerStatistics, at the newest version the cap
@@ -303,7 +313,10 @@ class SchedulerClient:
         :returns: a ReportResult
         :raises: InvalidRequest
         """
-        result = self._prepare("update_provider", "1.3").call(
+        # a report saying its kind, service, zone, capabilities or
+        # instance needs a 1.9 worker: a 1.8 one would store a plain pool
+        version = "1.9" if report.says_more_than_1_1() else "1.3"
+        result = self._prepare("update_provider", version).call(
             self._ctxt(ctxt), "update_provider", report=report)
         self.providers_changed(ctxt)
         return result
@@ -317,6 +330,26 @@ class SchedulerClient:
             self._ctxt(ctxt), "delete_provider", provider_uuid=provider_uuid)
         self.providers_changed(ctxt)
         return deleted
+
+    def retire_provider(self, ctxt, provider_uuid, generation):
+        """Delete a vacant standalone provider if its generation is still
+        ``generation`` (the one ``provider.vacant`` carried, or
+        ``gantt host-show`` shows) and nothing is allocated on it: a
+        compare-and-swap, so a placement racing the retirement either
+        lands first (the retirement is refused) or finds the provider gone
+        (it goes elsewhere), never both.
+
+        :returns: True (retired)
+        :raises: ProviderConflict (the generation moved: look again),
+            ProviderInUse (something is allocated), ProviderNotFound,
+            InvalidRequest (a compute node or a child provider),
+            VersionCapped (a cap below 1.9)
+        """
+        retired = self._prepare("retire_provider", "1.9").call(
+            self._ctxt(ctxt), "retire_provider",
+            provider_uuid=provider_uuid, generation=generation)
+        self.providers_changed(ctxt)
+        return retired
 
     def providers_changed(self, ctxt):
         """Tell every worker to re-read the standalone providers."""

@@ -195,6 +195,15 @@ class SchedulerEndpoint:
                 reason="provider_uuid must be a string")
         return self.scheduler.stats.delete_provider(provider_uuid)
 
+    @rpc.expected_exceptions(exception.InvalidRequest,
+                             exception.ProviderInUse,
+                             exception.ProviderConflict,
+                             exception.ProviderNotFound)
+    def retire_provider(self, ctxt, provider_uuid, generation):
+        # (arguments checked on the wire: a uuid, a generation >= 0)
+        return self.scheduler.stats.retire_provider(provider_uuid,
+                                                    generation)
+
     def providers_changed(self, ctxt):
         # a cast from the worker that stored a standalone provider
         try:

@@ -17,7 +17,8 @@ says what the wire accepts:
 * **Ranges** the field types cannot say (:data:`_RULES`): uuids where
   strings carry uuids, 32-bit counters, positive allocation ratios.
 * **Size** (:class:`Limits`): resource classes, traits and child providers
-  per report, and instances per request.
+  per report, capabilities per standalone provider, and instances per
+  request.
 
 A failure is an ``InvalidRequest`` whose reason names the argument and
 field path and says why (``compute_node.inventories[0].total must be an
@@ -38,6 +39,8 @@ from oslo_versionedobjects import fields as ovo_fields
 from gantt import exception
 from gantt import objects
 from gantt.objects import base as objects_base
+from gantt.objects import fields as gantt_fields
+from gantt.objects import provider as provider_obj
 
 INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
 INT32_MAX = 2 ** 31 - 1
@@ -66,6 +69,7 @@ class Limits:
     max_report_traits: int = 256
     max_report_children: int = 256
     max_instances_per_request: int = 1000
+    max_report_capabilities: int = 64
 
     @classmethod
     def from_conf(cls, conf):
@@ -180,6 +184,25 @@ def _uuid(value, limits=None):
         raise _Invalid("must be a uuid, got %s" % _got(value))
 
 
+def _capability(value, limits=None):
+    """A typed capability value (``fields.CapabilityValue``): a string
+    of at most 255 characters, a 64-bit integer, a finite float or a
+    boolean."""
+    kind = type(value)
+    if kind is str:
+        _string(value)
+        if len(value) > 255:
+            raise _Invalid("must be at most 255 characters, got %d"
+                           % len(value))
+    elif kind is int:
+        _integer(value)
+    elif kind is float:
+        _float(value)
+    elif kind is not bool:
+        raise _Invalid("must be a string, an integer, a float or a "
+                       "boolean, got %s" % _got(value))
+
+
 def _datetime(value, limits=None):
     _string(value)
     try:
@@ -287,6 +310,7 @@ def _nullable(check):
 #: (field type, compiler of its check), most specific first: Enum is a
 #: String, Gantt's UUID is ovo's
 _TYPES = (
+    (gantt_fields.CapabilityValue, lambda t: _capability),
     (ovo_fields.Enum, lambda t: _enum_of(tuple(t.valid_values))),
     (ovo_fields.UUID, lambda t: _uuid),
     (ovo_fields.String, lambda t: _string),
@@ -506,12 +530,29 @@ def _at_most(what, count, option, limits):
                        % (count, what, option, limit))
 
 
+def _provider_kind(data, limits):
+    """What a standalone provider says it is (ProviderReport 1.2)."""
+    kind = data.get("kind", provider_obj.ProviderReport.DEFAULT_KIND)
+    reason = provider_obj.kind_error(kind)
+    if reason is not None:
+        raise _Invalid(reason).at("kind")
+    capabilities = data.get("capabilities", {})
+    _at_most("capabilities", len(capabilities), "max_report_capabilities",
+             limits)
+    for key in capabilities:
+        if not 0 < len(key) <= 255:
+            raise _Invalid("names must be 1 to 255 characters").at(
+                _Key(key)).at("capabilities")
+
+
 _RULES = {
     "ComputeNode": (_within("num_instances", _int32),
                     _within("num_io_ops", _int32),
                     _each_of("aggregates", _uuid),
                     _each_of("instance_uuids", _uuid), _tree_size),
     "ResourceProvider": (_each_of("aggregates", _uuid), _tree_size),
+    "ProviderReport": (_provider_kind, _short("service"),
+                       _short("availability_zone")),
     "Inventory": (_positive_ratio,),
     "AllocationItem": (_positive_amounts,),
     "InstanceGroup": (_each_of("members", _uuid),),
@@ -579,6 +620,8 @@ ARGUMENTS = {
     "report_resource_stats": {"compute_node": _NODE, "force": _boolean},
     "update_provider": {"report": _object_arg("ProviderReport")},
     "delete_provider": {"provider_uuid": _UUID},
+    "retire_provider": {"provider_uuid": _UUID,
+                        "generation": _integer_between(0, INT64_MAX)},
     "providers_changed": {},
     "get_allocation_candidates": {"request_spec": _SPEC,
                                   "limit": _integer_between(1, INT32_MAX)},

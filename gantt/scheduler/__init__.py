@@ -25,6 +25,7 @@ from gantt.scheduler import intake
 from gantt.scheduler import lookups
 from gantt.scheduler import operator as operator_mod
 from gantt.scheduler import placer as placer_mod
+from gantt.scheduler import vacancy
 from gantt.scheduler.pipeline import filters as filters_base
 from gantt.scheduler.pipeline import layouts as layouts_mod
 from gantt.scheduler.pipeline import picking
@@ -48,7 +49,7 @@ class Scheduler:
 
 
 def build(conf, db, *, broadcast=None, clock=time.time,
-          worker_name="gantt", rng=None):
+          worker_name="gantt", rng=None, on_vacant=None):
     """The worker's services, wired.
 
     :param db: a :class:`~gantt.db.api.Database` (None for in-memory
@@ -57,6 +58,9 @@ def build(conf, db, *, broadcast=None, clock=time.time,
         committed claim; None tells nobody
     :param clock: the cache's clock (tests and benchmarks fix it)
     :param rng: the random source of picking (tests fix it)
+    :param on_vacant: ``on_vacant(vacancy.Vacancy)`` announces a provider
+        the last allocation left (the notifier's ``provider.vacant``);
+        None announces nothing
     """
     # the one copy of the world every service reads or writes; its clock
     # decides which hosts are up
@@ -70,7 +74,11 @@ def build(conf, db, *, broadcast=None, clock=time.time,
     lookup = lookups.DatabaseLookup(db)
     # the only writer of allocations: publishes each change to the cache,
     # then to the peers, before it returns
-    claims = claims_mod.ClaimService(conf, db, cache, lookup, broadcast)
+    # which providers a committed change left vacant: their owners hear it
+    watch = vacancy.VacancyWatch(cache, conf.scheduler.vacancy_kinds,
+                                 on_vacant or (lambda vacant: None))
+    claims = claims_mod.ClaimService(conf, db, cache, lookup, broadcast,
+                                     after_commit=watch.after_commit)
     # the enabled plugins, in the operator's order, ranked in one place
     weighers = weighers_base.WeigherRunner(plugins.load(
         plugins.WEIGHERS, conf.filter_scheduler.enabled_weighers, conf))

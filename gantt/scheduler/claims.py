@@ -223,13 +223,17 @@ class ClaimService:
     the method that made it returns.
     """
 
-    def __init__(self, conf, db, cache, lookup, broadcast=None):
+    def __init__(self, conf, db, cache, lookup, broadcast=None,
+                 after_commit=None):
         self.conf = conf
         self.db = db
         self.cache = cache
         self.lookup = lookup
         self.claimer = Claimer(db)
         self._broadcast = broadcast or (lambda states: None)
+        # told of every committed change once the cache holds it
+        # (vacancy.VacancyWatch)
+        self._after_commit = after_commit or (lambda states: None)
 
     @property
     def conflicts(self):
@@ -380,6 +384,7 @@ class ClaimService:
         """
         for state in states:
             self.cache.apply_usage(state.uuid, state.generation, state.usages)
+        self._after_commit(states)
         if self.conf.scheduler.broadcast_claims and states:
             now = time.time()
             self._broadcast([usage_obj.ProviderUsage(

@@ -78,8 +78,9 @@ class OperatorService:
     # -- reads ------------------------------------------------------------
 
     def get_host_states(self, hosts=None):
-        return self.cache.host_states(self.conf.scheduler.service_down_time,
-                                      hosts)
+        return self.cache.host_states(
+            self.conf.scheduler.service_down_time, hosts,
+            vacancy_kinds=frozenset(self.conf.scheduler.vacancy_kinds))
 
     def get_statistics(self):
         values = self.counters.values

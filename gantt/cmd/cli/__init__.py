@@ -25,6 +25,7 @@ from gantt.cmd.cli import hosts
 COMMANDS = {
     "host list": hosts.HostList,
     "host show": hosts.HostShow,
+    "host retire": hosts.HostRetire,
     "stats show": explain.StatsShow,
     "explain": explain.Explain,
     "aggregate list": aggregates.AggregateList,

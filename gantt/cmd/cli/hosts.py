@@ -1,11 +1,14 @@
 """``gantt host list`` and ``gantt host show``: hosts as the scheduler
-sees them.
+sees them, compute nodes and standalone providers (volume backends,
+network nodes, container hosts…) alike, each with its kind; ``gantt host
+retire``: a vacant standalone provider retired at its generation.
 
 A host's zone is the one the AvailabilityZoneFilter uses: the
 ``availability_zone`` metadata of the aggregates it is in, else the zone
 its agent reports.
 """
 
+from cliff import command
 from cliff import lister
 from cliff import show
 
@@ -17,7 +20,8 @@ _USAGE = (("VCPU", "vCPUs"), ("MEMORY_MB", "Memory MB"),
           ("DISK_GB", "Disk GB"))
 _COLUMNS = ("Host", "Zone", "State", "Status") + tuple(
     title for _rc, name in _USAGE for title in (name + " Used", name))
-_LONG_COLUMNS = ("UUID", "Node", "Cell", "Aggregates", "Instances")
+_LONG_COLUMNS = ("UUID", "Node", "Cell", "Aggregates", "Instances",
+                 "Kind", "Service", "Vacant")
 
 
 def _zone_table(rpc, stderr):
@@ -59,7 +63,8 @@ def _row(state, zone_table, long):
            "disabled" if state.disabled else "enabled"] + _usage(state)
     if long:
         row += [state.uuid, state.nodename, state.cell_uuid,
-                base.ListColumn(state.aggregates), state.num_instances]
+                base.ListColumn(state.aggregates), state.num_instances,
+                state.kind, state.service, state.vacant]
     return row
 
 
@@ -72,13 +77,31 @@ class HostList(base.Command, lister.Lister):
                             help="only the hosts of this cell")
         parser.add_argument("--long", action="store_true",
                             help="also the provider uuid, node, cell, "
-                                 "aggregates and instance count")
+                                 "aggregates, instance count, kind, "
+                                 "service and vacancy")
+        parser.add_argument("--kind", metavar="KIND", action="append",
+                            help="only providers of this kind (compute, "
+                                 "volume, network, container…); "
+                                 "repeatable")
+        parser.add_argument("--vacant", action="store_true",
+                            help="only vacant providers: of a kind in "
+                                 "[scheduler] vacancy_kinds, with nothing "
+                                 "allocated (their owners may retire them)")
         return parser
 
     def take_action(self, parsed_args):
+        if (parsed_args.kind or parsed_args.vacant) and not (
+                self.rpc.can_send_version("1.9")):
+            raise base.CommandError(
+                "--kind and --vacant need RPC API 1.9, which [upgrade_levels]"
+                " scheduler forbids")
         states = self.rpc.call("get_host_states")
         if parsed_args.cell:
             states = [s for s in states if s.cell_uuid == parsed_args.cell]
+        if parsed_args.kind:
+            states = [s for s in states if s.kind in parsed_args.kind]
+        if parsed_args.vacant:
+            states = [s for s in states if s.vacant]
         zones = _zone_table(self.rpc, self.app.stderr)
         names = _COLUMNS + (_LONG_COLUMNS if parsed_args.long else ())
         return names, [_row(s, zones, parsed_args.long)
@@ -127,3 +150,22 @@ class HostShow(base.Command, show.ShowOne):
         fields = _details(states[0], _zone_table(self.rpc, self.app.stderr))
         names = sorted(fields)
         return names, [fields[n] for n in names]
+
+
+class HostRetire(base.Command, command.Command):
+    """Retire a vacant standalone provider (a container host…) at the
+    generation it was vacant at; refused if anything changed since."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("provider", metavar="UUID",
+                            help="the standalone provider's uuid")
+        parser.add_argument("--generation", type=int, required=True,
+                            help="its generation when vacant (host show "
+                                 "or the provider.vacant notification)")
+        return parser
+
+    def take_action(self, parsed_args):
+        self.rpc.call("retire_provider", parsed_args.provider,
+                      parsed_args.generation)
+        return 0

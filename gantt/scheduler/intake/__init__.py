@@ -12,6 +12,7 @@ package's other modules parse, judge and batch what this service takes.
 """
 
 import dataclasses
+import datetime
 import logging
 import time
 
@@ -22,6 +23,7 @@ from gantt import exception
 from gantt.db import host_load
 from gantt.db import hosts as db_hosts
 from gantt.db import reports as db_reports
+from gantt.db import retire as db_retire
 from gantt.objects import provider as provider_obj
 from gantt.scheduler.intake import host_identity
 from gantt.scheduler.intake import report_rules
@@ -213,6 +215,8 @@ class StatsService:
         """
         provider = report.provider
         report_rules.validate_provider(provider)
+        report_rules.validate_standalone(
+            report, self.conf.wire.max_report_capabilities)
         saved = db_reports.save_provider(self.db, report,
                                            timeutils.utcnow())
         for uuid, refused in saved.refused.items():
@@ -244,10 +248,31 @@ class StatsService:
                 known):
             self.cache.remove_provider(gone)
         for p in stored:
-            self.cache.apply_provider(load_mod.stored_provider(p, p.uuid),
-                                      p.report_sequence, p.boot_id)
+            self.cache.apply_provider(
+                load_mod.stored_provider(p, p.uuid), p.report_sequence,
+                p.boot_id, details=update_mod.Standalone(
+                    kind=p.kind, service=p.service,
+                    availability_zone=p.availability_zone,
+                    capabilities=p.capabilities,
+                    instance_uuid=p.instance_uuid),
+                received_at=_epoch(p.received_at))
             self.cache.apply_usage(p.uuid, p.generation, p.usage)
         return stored
+
+    def retire_provider(self, provider_uuid, generation):
+        """Delete a vacant standalone provider at ``generation`` (see
+        :mod:`gantt.db.retire`) and forget it here; the caller tells the
+        other workers (``providers_changed``).
+
+        :returns: True
+        :raises: ProviderConflict, ProviderInUse, ProviderNotFound,
+            InvalidRequest (nothing changed)
+        """
+        kind = db_retire.retire(self.db, provider_uuid, generation)
+        self.cache.remove_provider(provider_uuid)
+        LOG.info("Retired %s provider %s at generation %d", kind,
+                 provider_uuid, generation)
+        return True
 
     def apply_peer_usage(self, usages):
         """Another worker committed claims: take the providers' new usage.
@@ -284,6 +309,13 @@ class StatsService:
                         "%s", len(contradicted),
                         ", ".join(sorted(contradicted)[:10]))
         return len(contradicted)
+
+
+def _epoch(stored_at):
+    """Epoch seconds of a naive UTC datetime read from the database."""
+    if stored_at is None:
+        return None
+    return stored_at.replace(tzinfo=datetime.UTC).timestamp()
 
 
 def _report_result(uuid, applied, saved):

@@ -7,11 +7,13 @@ intake's fast path applies the very same rules to a report's primitive
 (see ``intake.wire``), using :data:`MAX_LENGTH` from here.
 """
 
+import math
 import re
 
 from oslo_utils import uuidutils
 
 from gantt import exception
+from gantt.objects import provider as provider_obj
 from gantt.scheduler import vocabulary
 
 #: longest value the database stores for each string field of a report
@@ -132,3 +134,34 @@ def _validate_children(node):
                        % (child.uuid, node.host))
         validate_provider(child, parents)
         parents.add(child.uuid)
+
+
+def validate_standalone(report, max_capabilities):
+    """What a standalone provider's report says it is (ProviderReport
+    1.2), as the wire checks it (``gantt.rpcapi.validate``), for callers
+    in the same process."""
+    reason = provider_obj.kind_error(report.kind)
+    if reason is not None:
+        raise exception.InvalidRequest(
+            reason="ProviderReport.kind %s" % reason)
+    for field in ("service", "availability_zone"):
+        value = getattr(report, field)
+        if value is not None and not 0 < len(value) <= 255:
+            raise exception.InvalidRequest(
+                reason="ProviderReport.%s must be 1 to 255 characters"
+                       % field)
+    if len(report.capabilities) > max_capabilities:
+        raise exception.InvalidRequest(
+            reason="ProviderReport.capabilities has %d entries; [wire] "
+                   "max_report_capabilities is %d"
+                   % (len(report.capabilities), max_capabilities))
+    for key, value in report.capabilities.items():
+        if not 0 < len(key) <= 255 or (
+                type(value) is str and len(value) > 255):
+            raise exception.InvalidRequest(
+                reason="ProviderReport.capabilities[%r]: names and string "
+                       "values are 1 to 255 characters" % key[:40])
+        if type(value) is float and not math.isfinite(value):
+            raise exception.InvalidRequest(
+                reason="ProviderReport.capabilities[%r] must be finite"
+                       % key[:40])

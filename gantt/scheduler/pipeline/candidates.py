@@ -1,13 +1,15 @@
 """Candidates: the hosts a request may consider at all, before filtering.
 
-This is the work Placement does for Nova (resource classes offered, traits,
-aggregates, trees) plus the caller's explicit choices (forced, ignored and
-requested destinations, the instance a container request names), and
-Nova's request pre-filters (``nova/scheduler/request_filter.py``) that
-apply to Gantt's model: tenant aggregates, availability zone, image type,
-disabled computes, isolated aggregates, image properties as traits,
-accelerators and packed virtqueues. Every host removed here is counted
-with its cause.
+The first step keeps the providers of the kinds the request asks for
+(``ResourceRequest.provider_kinds``: compute nodes, unless its profile
+says otherwise). Then comes the work Placement does for Nova (resource
+classes offered, traits, aggregates, trees) plus the caller's explicit
+choices (forced, ignored and requested destinations, the instance a
+container request names), and Nova's request pre-filters
+(``nova/scheduler/request_filter.py``) that apply to Gantt's model: tenant
+aggregates, availability zone, image type, disabled computes, isolated
+aggregates, image properties as traits, accelerators and packed
+virtqueues. Every host removed here is counted with its cause.
 """
 
 import numpy as np
@@ -52,6 +54,12 @@ def _chain(*iterables):
 
 def _steps(view, request):
     """(label, rows kept) pairs, cheapest and most selective first."""
+    kinds = view.of_kinds(request.provider_kinds)
+    if kinds is not None:
+        # volume backends are no candidates for an instance, compute
+        # nodes none for a volume (nor retired providers for anything)
+        yield "not of kind %s" % ",".join(sorted(request.provider_kinds)), (
+            kinds)
     if request.force_hosts:
         yield "not forced", view.rows_of_hosts_any_case(request.force_hosts)
     if request.force_nodes:

@@ -15,10 +15,9 @@ Three rules serve it, on the ordinary engine:
 * **Place on an instance** (``on_instance=<uuid>``): only the container
   host linked to that instance, a candidates step that always runs (a
   request that names an instance is never placed elsewhere because a
-  filter was left out of a list). The link is the provider's
-  ``instance_uuid`` column where the host table has one (container hosts
-  of the provider-kinds report), else the ``instance_uuid`` the host
-  reports in its ``stats``.
+  filter was left out of a list). The link is the
+  ``instance_uuid`` of the provider's report (ProviderReport 1.2), or
+  the ``instance_uuid`` a compute node reports in its ``stats``.
 * **Every host full**: when a container request finds no host and some
   host passes every rule except room (resources, instance counts, the
   anti-affinity of its group), the answer is
@@ -115,11 +114,14 @@ def linked_instance(host):
 
 
 def rows_on_instance(view, instance_uuid):
-    """The rows of ``view`` linked to ``instance_uuid`` (a boolean mask)."""
-    column = getattr(view.table, LINK, None)
-    if column is not None:
-        return np.asarray(column[:view.n] == instance_uuid, dtype=bool)
-    return view.stat(LINK, lambda value: value == instance_uuid, False)
+    """The rows of ``view`` linked to ``instance_uuid`` (a boolean mask):
+    by the link of their provider report, or by the stat a compute node
+    reports."""
+    links = view.table.instance_links[:view.n]
+    reported = np.fromiter((link == instance_uuid for link in links),
+                           dtype=bool, count=view.n)
+    return reported | view.stat(LINK, lambda value: value == instance_uuid,
+                                False)
 
 
 def on_instance_steps(view, request):

@@ -32,6 +32,10 @@ from gantt.scheduler.state import load
 from gantt.scheduler.state import provider_tree
 from gantt.scheduler.state import rows
 from gantt.scheduler.state import table as table_mod
+from gantt.scheduler.state import update as update_mod
+
+#: the kind of a standalone provider whose report does not say
+DEFAULT_KIND = "pool"
 
 
 class Reservation(typing.NamedTuple):
@@ -60,7 +64,11 @@ class HostStateCache:
         self._boot_ids = {}
 
     def __len__(self):
-        return self.table.n
+        """The compute nodes held (standalone providers are rows too, of
+        other kinds; ``host_states`` lists them all)."""
+        table = self.table
+        compute = table.kinds_index.get(table_mod.COMPUTE)
+        return int(np.count_nonzero(table.kind[:table.n] == compute))
 
     # -- reports ----------------------------------------------------------
 
@@ -109,8 +117,10 @@ class HostStateCache:
         """The uuid of a compute node other than ``uuid`` that the cache
         holds as ``host``, or None."""
         table = self.table
+        compute = table.kinds_index.get(table_mod.COMPUTE)
         for row in table.rows_by_host.get(host, ()):
-            if table.uuids[row] != uuid:
+            # a standalone provider may have a compute host's name
+            if table.uuids[row] != uuid and table.kind[row] == compute:
                 return table.uuids[row]
         return None
 
@@ -122,7 +132,9 @@ class HostStateCache:
         with self._lock:
             table = self.table
             rows = table.rows_by_host.get(host, [])
-            for row in [r for r in rows if table.uuids[r] != uuid]:
+            compute = table.kinds_index.get(table_mod.COMPUTE)
+            for row in [r for r in rows if table.uuids[r] != uuid
+                        and table.kind[r] == compute]:
                 rows.remove(row)
                 table.disabled[row] = True
                 table.has_inventory[row] = False
@@ -368,13 +380,23 @@ class HostStateCache:
 
     # -- standalone providers ----------------------------------------------
 
-    def apply_provider(self, provider, report_sequence, boot_id=None):
-        """Store a standalone provider's report (a sharing pool…); False
-        when it does not supersede the one held
-        (``report_rules.supersedes``).
+    def apply_provider(self, provider, report_sequence, boot_id=None,
+                       details=None, received_at=None):
+        """Store a standalone provider's report (a sharing pool, a volume
+        backend, a container host…); False when it does not supersede the
+        one held (``report_rules.supersedes``).
+
+        The provider joins the provider index (where the solver finds
+        sharing pools) and is a row of the table too, of its kind, so that
+        requests for that kind consider it and operators list it; requests
+        for other kinds never do (``candidates``).
 
         :param provider: a :class:`provider_tree.Provider` (its own root)
+        :param details: an :class:`~.update.Standalone` (None: of the
+            default kind, saying nothing more)
+        :param received_at: epoch seconds of the report (its liveness)
         """
+        details = details or update_mod.Standalone(kind=DEFAULT_KIND)
         with self._lock:
             held = self._standalone.get(provider.uuid)
             if held is not None and not report_rules.supersedes(
@@ -384,16 +406,50 @@ class HostStateCache:
             table.providers.set_tree(provider.uuid, [provider])
             self._standalone[provider.uuid] = (report_sequence, boot_id)
             self._refresh_sharing(table)
+            self._write_standalone_row(update_mod.HostUpdate.from_standalone(
+                provider, details, report_sequence,
+                self._clock() if received_at is None else received_at))
             return True
 
+    def _write_standalone_row(self, report):
+        """The row of a standalone provider (the lock is held): its usage
+        and generation are the index's, which usage news keeps in step
+        (``_apply_tree_usage``: the provider is its own root)."""
+        table = self.table
+        row = table.row_by_uuid.get(report.uuid)
+        table = rows.make_room(table, report, row is None)
+        if row is None:
+            row = table.n
+            table.uuids[row] = report.uuid
+            rows.write_row(table, row, report)
+            table.row_by_uuid[report.uuid] = row
+            table.n += 1
+        else:
+            rows.write_row(table, row, report)
+        node = table.providers.get(report.uuid)
+        table.generation[row] = node.generation
+        rows.write_usage(table, row, node.usage)
+        self.table = table
+
     def remove_provider(self, provider_uuid):
-        """Forget a standalone provider (it was deleted)."""
+        """Forget a standalone provider (it was deleted or retired): its
+        row stays, of no kind, so no request considers it and no operator
+        listing shows it; a later report of the same uuid takes a new
+        row."""
         with self._lock:
             if self._standalone.pop(provider_uuid, None) is None:
                 return False
             table = self.table
             table.providers.remove_tree(provider_uuid)
             self._refresh_sharing(table)
+            row = table.row_by_uuid.pop(provider_uuid, None)
+            if row is not None:
+                table.kind[row] = table_mod.NO_KIND
+                table.disabled[row] = True
+                table.has_inventory[row] = False
+                rows_of_name = table.rows_by_host.get(table.hosts[row], [])
+                if row in rows_of_name:
+                    rows_of_name.remove(row)
             return True
 
     def standalone_providers(self):
@@ -481,17 +537,41 @@ class HostStateCache:
                                      - table.last_seen[:n].min()),
             "min_report_sequence": int(table.report_sequence[:n].min())}
 
-    def host_states(self, service_down_time, hosts=None):
+    def host_states(self, service_down_time, hosts=None, kinds=None,
+                    vacancy_kinds=()):
+        """HostState objects of the providers held (not those deleted).
+
+        :param hosts: names or uuids to keep (None: all)
+        :param kinds: kinds to keep (None: all)
+        :param vacancy_kinds: kinds whose empty providers are vacant
+        """
         table = self.table
         now = self._clock()
-        rows = range(table.n)
+        rows = [r for r in range(table.n) if table.kind[r] >= 0 and (
+            kinds is None or table.kind_of(r) in kinds)]
         if hosts:
             wanted = set(hosts)
             # by name: the rows the name finds (not retired ones)
             named = {r for h in wanted for r in table.rows_by_host.get(h, ())}
             rows = [r for r in rows if r in named
                     or table.uuids[r] in wanted]
-        return [table.host_state(r, now, service_down_time) for r in rows]
+        return [table.host_state(r, now, service_down_time, vacancy_kinds)
+                for r in rows]
+
+    def vacant(self, provider_uuid, vacancy_kinds):
+        """``(kind, generation, name, service, instance uuid)`` of a
+        provider of a kind in ``vacancy_kinds`` on which nothing is
+        allocated, or None."""
+        table = self.table
+        row = table.row_by_uuid.get(provider_uuid)
+        if row is None or table.kind_of(row) not in vacancy_kinds:
+            return None
+        width = table.used.shape[1]
+        if table.used[row, :width].any():
+            return None
+        return (table.kind_of(row), int(table.generation[row]),
+                table.nodenames[row], table.services[row],
+                table.instance_links[row])
 
     def now(self):
         return self._clock()

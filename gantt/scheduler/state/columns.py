@@ -83,8 +83,26 @@ def _lengthen(array, rows, fill):
     return out
 
 
+def _coded(value):
+    """The distinct-value key of a reported value: a string as it is;
+    a typed one (a standalone provider's capability: int, float, bool)
+    with its type, since ``True == 1 == 1.0`` would otherwise share one
+    code, and a filter must see each as it was reported."""
+    return value if type(value) is str else (type(value), value)
+
+
+def _value(key):
+    """The reported value of a :func:`_coded` key."""
+    return key if type(key) is str else key[1]
+
+
 class StringColumns:
-    """``{key: str}`` per row, as factorised code columns."""
+    """``{key: value}`` per row, as factorised code columns.
+
+    Values are strings (what compute nodes report, and their stats) or,
+    for standalone providers' capabilities, the typed values reported
+    (str, int, float, bool): a rule sees each value as it was reported.
+    """
 
     def __init__(self, rows, cols=4):
         self.keys = KeyIndex()
@@ -118,7 +136,7 @@ class StringColumns:
         coded = np.zeros(codes.shape[1], dtype=np.int32)
         for key, value in mapping.items():
             col = self.keys.get(key)
-            coded[col] = self.values[col].add(str(value)) + 1
+            coded[col] = self.values[col].add(_coded(value)) + 1
         # most reports repeat the row: then nothing is written, and what
         # was evaluated from the codes stays good
         if not np.array_equal(codes[row], coded):
@@ -142,7 +160,7 @@ class StringColumns:
         for k, mapping in enumerate(mappings):
             for key, value in mapping.items():
                 col = self.keys.get(key)
-                patterns[k, col] = self.values[col].add(str(value)) + 1
+                patterns[k, col] = self.values[col].add(_coded(value)) + 1
         self.codes[first_row:first_row + len(codes)] = patterns[codes]
         self.version += 1
 
@@ -176,7 +194,7 @@ class StringColumns:
         codes = self.codes
         if col is None or col >= codes.shape[1]:
             return np.full(n, missing, dtype=dtype)
-        values = list(self.values[col].names)
+        values = [_value(v) for v in self.values[col].names]
         lut = np.empty(len(values) + 1, dtype=dtype)
         lut[0] = missing
         for i, value in enumerate(values):

@@ -70,6 +70,8 @@ class HostRecord:
     # a tree's usage above the capacity of its own providers, by class
     # (see HostView.tree_excess)
     tree_excess: dict = dataclasses.field(default_factory=dict)
+    # the instance a container host runs in (ProviderReport.instance_uuid)
+    instance_uuid: str | None = None
 
     def ratio(self, resource_class):
         """The allocation ratio of a class (1.0 when not offered)."""
@@ -133,6 +135,19 @@ class HostView:
         wanted = {name.lower() for name in names}
         return self.rows_of_hosts([host for host in self.table.rows_by_host
                                    if host.lower() in wanted])
+
+    def of_kinds(self, kinds):
+        """Boolean mask of the rows whose provider is of one of ``kinds``,
+        or None when every row is (no other kind was ever held: the
+        common, compute-only cloud pays nothing)."""
+        index = self.table.kinds_index
+        if set(index.names) <= kinds:
+            return None
+        codes = [index.get(k) for k in kinds if index.get(k) is not None]
+        column = self.column("kind")
+        if len(codes) == 1:
+            return column == codes[0]       # one kind: the usual case
+        return np.isin(column, codes)
 
     def zone_code(self, zone):
         code = self.table.zones_index.get(zone)
@@ -418,6 +433,7 @@ class HostView:
             tree=bool(self.tree_rows()[row]),
             shared=bool(self.shared_rows()[row]),
             tree_excess=self.tree_excess(row) if t.tree[row] else {},
+            instance_uuid=t.instance_links[row],
         )
 
 

@@ -198,6 +198,9 @@ def _load_identity(table, loading, pick, start):
     table.zone[start:end] = _codes(table.zones_index,
                                    _taken(stored.zones, pick))
     table.disabled[start:end] = stored.disabled[pick]
+    # every host loaded in bulk is a compute node (standalone providers
+    # come in through HostStateCache.apply_provider)
+    table.kind[start:end] = table.kinds_index.get(table_mod.COMPUTE)
     table.last_seen[start:end] = stored.received_at[pick]
     table.persisted_at[start:end] = stored.received_at[pick]
     table.report_sequence[start:end] = stored.report_sequence[pick]

@@ -82,6 +82,9 @@ def write_row(table, row, update):
     table.zone[row] = (table.zones_index.add(update.availability_zone)
                        if update.availability_zone else -1)
     table.disabled[row] = update.disabled
+    table.kind[row] = table.kinds_index.add(update.kind)
+    table.services[row] = update.service
+    table.instance_links[row] = update.instance_uuid
     table.last_seen[row] = update.received_at
     table.report_sequence[row] = update.report_sequence
     table.num_instances[row] = update.num_instances

@@ -25,6 +25,10 @@ from gantt.scheduler.state import provider_tree
 
 _INITIAL_ROWS = 64
 _INITIAL_COLS = 8
+#: the kind of every compute node, code 0 of ``HostTable.kinds_index``
+COMPUTE = "compute"
+#: ``HostTable.kind`` of a row whose standalone provider is gone
+NO_KIND = -1
 
 
 def _grow(array, rows, cols=None):
@@ -63,6 +67,15 @@ class HostTable:
     nodenames: np.ndarray      # object
     cell: np.ndarray           # int32 index into cells_index, -1 = none
     zone: np.ndarray           # int32 index into zones_index, -1 = none
+    # what each row is: an index into kinds_index ("compute" is 0, so
+    # rows written in bulk are compute nodes); NO_KIND for a standalone
+    # provider's row after it was deleted or retired (no request
+    # considers it, operators no longer see it)
+    kinds_index: columns_mod.KeyIndex
+    kind: np.ndarray           # int32
+    # standalone providers: the owning service, the instance it runs in
+    services: list
+    instance_links: list
     # status
     disabled: np.ndarray       # bool
     last_seen: np.ndarray      # float64 epoch seconds of the last report
@@ -151,6 +164,9 @@ class HostTable:
             uuids=obj(), hosts=obj(), nodenames=obj(),
             cell=np.full(rows, -1, dtype=np.int32),
             zone=np.full(rows, -1, dtype=np.int32),
+            kinds_index=columns_mod.KeyIndex([COMPUTE]),
+            kind=np.zeros(rows, dtype=np.int32),
+            services=[None] * rows, instance_links=[None] * rows,
             disabled=np.zeros(rows, dtype=bool),
             last_seen=np.zeros(rows), report_sequence=np.zeros(rows, np.int64),
             generation=np.zeros(rows, np.int64),
@@ -225,10 +241,24 @@ class HostTable:
             rows, fields["aggregates_index"])
         return HostTable(**fields)
 
-    def host_state(self, row, now, service_down_time):
+    def kind_of(self, row):
+        """The kind of row ``row`` (None for a row no longer held)."""
+        code = int(self.kind[row])
+        return None if code < 0 else self.kinds_index.names[code]
+
+    def is_empty(self, row):
+        """Nothing allocated on row ``row`` (nor marked by a claim)."""
+        width = self.used.shape[1]
+        return not (self.used[row, :width].any()
+                    or self.pending[row, :width].any())
+
+    def host_state(self, row, now, service_down_time, vacancy_kinds=()):
         """The operator view of one row, as a HostState object (classes,
         traits and aggregates sorted: the same whatever order the worker
-        learnt them in)."""
+        learnt them in).
+
+        :param vacancy_kinds: the kinds whose empty providers are vacant
+        """
         resources = []
         names = self.resource_classes.names
         for col, rc in sorted(enumerate(names), key=lambda c: c[1]):
@@ -261,6 +291,11 @@ class HostTable:
             updated_at=self.updated_at[row],
             up=bool(now - self.last_seen[row] <= service_down_time),
             disabled=bool(self.disabled[row]),
+            kind=self.kind_of(row), service=self.services[row],
+            capabilities=dict(self.capabilities[row] or {}),
+            instance_uuid=self.instance_links[row],
+            vacant=(self.kind_of(row) in vacancy_kinds
+                    and self.is_empty(row)),
         )
 
 

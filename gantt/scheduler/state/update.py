@@ -78,6 +78,12 @@ class HostUpdate:
     children: tuple = ()
     # the agent's boot (None: it does not say); see report_rules.supersedes
     boot_id: str | None = None
+    # what the provider is: "compute" for a compute node, else the kind a
+    # standalone provider's report says (see from_standalone)
+    kind: str = "compute"
+    # a standalone provider's owning service, and the instance it runs in
+    service: str | None = None
+    instance_uuid: str | None = None
 
     @classmethod
     def from_compute_node(cls, node, received_at):
@@ -108,6 +114,26 @@ class HostUpdate:
                     aggregates=frozenset(child.aggregates))
                 for child in node.child_providers),
             boot_id=node.boot_id)
+
+    @classmethod
+    def from_standalone(cls, provider, details, report_sequence,
+                        received_at):
+        """A standalone provider as a row of the table: its name is its
+        host and node name, it has no cell and no children.
+
+        :param provider: a :class:`provider_tree.Provider` (its own root)
+        :param details: a :class:`Standalone`
+        """
+        return cls(
+            uuid=provider.uuid, host=provider.name, nodename=provider.name,
+            cell_uuid=None, availability_zone=details.availability_zone,
+            disabled=False, report_sequence=report_sequence,
+            num_instances=0, num_io_ops=0,
+            inventories=dict(provider.inventories),
+            traits=provider.traits, aggregates=provider.aggregates,
+            capabilities=dict(details.capabilities), stats={}, metrics={},
+            updated_at=None, received_at=received_at, kind=details.kind,
+            service=details.service, instance_uuid=details.instance_uuid)
 
     def root_provider(self, generation=-1, usage=None):
         """The compute node itself as a provider of its tree."""
@@ -169,6 +195,26 @@ class HostUpdate:
 # NOTE: a fingerprint hashes the hashes of the inventories and the details:
 # a bulk load computes those once per distinct inventory and details, which
 # many hosts share (see load.Loading)
+
+
+@dataclasses.dataclass(frozen=True)
+class Standalone:
+    """What a standalone provider's report says it is, besides its
+    provider (``ProviderReport`` 1.2, or the database's row of it)."""
+
+    kind: str
+    service: str | None = None
+    availability_zone: str | None = None
+    # typed values, as reported
+    capabilities: dict = dataclasses.field(default_factory=dict)
+    instance_uuid: str | None = None
+
+    @classmethod
+    def from_report(cls, report):
+        return cls(kind=report.kind, service=report.service,
+                   availability_zone=report.availability_zone,
+                   capabilities=dict(report.capabilities),
+                   instance_uuid=report.instance_uuid)
 
 
 def inventory_hash(inventories):

@@ -114,6 +114,8 @@ def _bases():
                                         report_sequence=1))}),
         "delete_provider": ("call", "1.3", {"provider_uuid": consumer}),
         "providers_changed": ("cast", "1.3", {}),
+        "retire_provider": ("call", "1.9", {"provider_uuid": consumer,
+                                            "generation": 0}),
         "get_allocation_candidates": ("call", "1.3", {
             "request_spec": spec, "limit": 10}),
         "claim_allocations": ("call", "1.3", {
@@ -215,7 +217,8 @@ def bad_messages(draw):
         args = dict(args)
         del args[draw(st.sampled_from(_required(method)))]
     elif how == "version":
-        version = draw(st.sampled_from(["2.0", "1.9", "0.9", "1.x", "1",
+        # (1.99: a minor version no worker serves yet)
+        version = draw(st.sampled_from(["2.0", "1.99", "0.9", "1.x", "1",
                                         ""]))
     elif how == "method":
         method = draw(st.sampled_from(["no_such_method", "target",

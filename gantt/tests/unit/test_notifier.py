@@ -11,6 +11,7 @@ from gantt import exception
 from gantt import notifier as gantt_notifier
 from gantt.cmd import common
 from gantt.objects import selection
+from gantt.scheduler import vacancy
 from gantt.tests import factories as f
 
 
@@ -79,6 +80,28 @@ def test_start_end_and_error_carry_versioned_payloads():
     assert end["gantt_object.data"]["compute_node_uuid"] == node
     assert end["gantt_object.data"]["claimed"] is True
     assert data[2]["reason"] == "No valid host was found. no room"
+
+
+def test_a_vacancy_is_notified_with_its_generation():
+    sender = gantt_notifier.SchedulingNotifier.from_conf(
+        _conf(driver=["test"]), host="sched1")
+    ctr = f.host_uuid("ctr-1")
+    sender.provider_vacant(vacancy.Vacancy(
+        provider_uuid=ctr, kind="container", generation=7, name="ctr-1",
+        service="zun-compute", instance_uuid=f.uuids(1)[0]))
+    assert sender.flush(10)
+    [(_ctxt, message, priority, _retry)] = _impl_test.NOTIFICATIONS
+    assert (message["event_type"], priority) == ("provider.vacant", "INFO")
+    payload = message["payload"]
+    assert (payload["gantt_object.name"], payload["gantt_object.version"]) \
+        == ("ProviderVacantPayload", "1.0")
+    data = payload["gantt_object.data"]
+    assert (data["provider_uuid"], data["kind"], data["generation"]) == (
+        ctr, "container", 7)
+    # off by default: nothing is built or sent
+    gantt_notifier.SchedulingNotifier.from_conf(_conf()).provider_vacant(
+        vacancy.Vacancy(provider_uuid=ctr, kind="container", generation=8))
+    assert len(_impl_test.NOTIFICATIONS) == 1
 
 
 class _StuckBus:
