@@ -16,6 +16,22 @@ HARD_POLICIES = ("affinity", "anti-affinity")
 
 
 @dataclasses.dataclass(frozen=True)
+class Profile:
+    """A scheduling profile's settings a request is checked against
+    (``gantt.conf.profiles``; built by ``.profiles``).
+
+    :attr provider_kinds: the kinds of provider its requests consider
+    :attr packing: its packing policy (None: the weighers as configured)
+    :attr request_packing: a request may name another policy
+    """
+
+    name: str
+    provider_kinds: frozenset
+    packing: str | None
+    request_packing: bool
+
+
+@dataclasses.dataclass(frozen=True)
 class ResourceGroup:
     """One request group, validated."""
 
@@ -186,6 +202,13 @@ class ResourceRequest:
     same_subtree: tuple = ()
     root_required: frozenset = frozenset()
     root_forbidden: frozenset = frozenset()
+    # the scheduling profile that ranks it, the packing policy its
+    # weighers follow (None: as configured), the kinds of provider it
+    # considers and the capabilities a provider must match
+    profile: str = "default"
+    packing: str | None = None
+    provider_kinds: frozenset = frozenset({"compute"})
+    capabilities: dict = dataclasses.field(default_factory=dict)
     # NUMA cells and PCI devices the instances placed so far took
     ledger: Ledger = dataclasses.field(default_factory=Ledger, repr=False,
                                        compare=False)
