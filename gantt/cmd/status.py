@@ -99,8 +99,7 @@ class Checks(upgradecheck.UpgradeCommands):
     _upgrade_checks = (
         ("Configuration values", _check_values),
         ("Database schema", _reads_options(_check_schema)),
-        ("Scheduling profiles: filters, weighers, packing",
-         _reads_options(_check_plugins)),
+        ("Scheduling profiles", _reads_options(_check_plugins)),
         ("Liveness settings", _reads_options(_check_liveness_settings)),
         ("RPC version cap", _reads_options(_check_version_cap)),
     )
