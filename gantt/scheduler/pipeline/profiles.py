@@ -14,7 +14,9 @@ exactly.
 :func:`build` makes one :class:`Route` (pipeline, allocation-candidates
 pipeline, picker) per profile, and per packing policy a request of that
 profile may choose; everything wrong in the configuration stops it with
-a ConfigurationError. :meth:`Routes.for_request` finds a request's.
+a ConfigurationError. :func:`profile_of` checks a request's profile and
+packing (translate calls it); :meth:`Routes.for_request` then finds its
+route.
 """
 
 import dataclasses
@@ -114,6 +116,36 @@ class Routes:
         """The route of a translated request (its profile and packing
         were checked against :attr:`profiles` by translate)."""
         return self._routes[(request.profile, request.packing)]
+
+
+#: what a request sees when the scheduler has only Nova's profile
+NOVA_PROFILES = {DEFAULT: request_mod.Profile(
+    DEFAULT, frozenset({"compute"}), None, False)}
+
+
+def profile_of(spec, profiles):
+    """(the spec's Profile, the packing policy that ranks it or None):
+    what translate checks of a request's profile and packing.
+
+    :raises: UnknownProfile, PackingRefused
+    """
+    name = spec.profile or DEFAULT
+    profile = profiles.get(name)
+    if profile is None:
+        raise exception.UnknownProfile(profile=name,
+                                       known=", ".join(profiles))
+    packing = spec.packing
+    if packing is None or packing == profile.packing:
+        return profile, profile.packing
+    if packing not in packing_mod.POLICIES:
+        raise exception.PackingRefused(
+            packing=packing, reason="no such policy; known: %s"
+            % ", ".join(packing_mod.POLICIES))
+    if not profile.request_packing:
+        raise exception.PackingRefused(
+            packing=packing, reason="profile %s does not let requests "
+            "choose their packing (request_packing)" % name)
+    return profile, packing
 
 
 def _setting(conf, name, option):

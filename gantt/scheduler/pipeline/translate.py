@@ -15,7 +15,7 @@ from gantt import exception
 from gantt.objects import request_spec as objects_request_spec
 from gantt.scheduler import vocabulary
 from gantt.scheduler.pipeline import image_meta
-from gantt.scheduler.pipeline import packing as packing_mod
+from gantt.scheduler.pipeline import profiles as profiles_mod
 from gantt.scheduler.pipeline import request as request_mod
 from gantt.scheduler.state import numa as numa_mod
 
@@ -183,11 +183,6 @@ def _hint_hosts(hints, name, lookup):
     return frozenset(lookup.consumer_hosts(uuids))
 
 
-#: what a request sees when the scheduler has only Nova's profile
-NOVA_PROFILES = {"default": request_mod.Profile(
-    "default", frozenset({"compute"}), None, False)}
-
-
 def from_spec(spec, instance_uuids, lookup, profiles=None):
     """Validate ``spec`` and build the :class:`ResourceRequest`.
 
@@ -199,7 +194,8 @@ def from_spec(spec, instance_uuids, lookup, profiles=None):
         scheduler's (by default Nova's profile alone)
     :raises: InvalidRequest (UnknownProfile, PackingRefused)
     """
-    profile, packing = _profile_of(spec, profiles or NOVA_PROFILES)
+    profile, packing = profiles_mod.profile_of(
+        spec, profiles or profiles_mod.NOVA_PROFILES)
     if not instance_uuids:
         raise exception.InvalidRequest(reason="no instance uuids given")
     if len(instance_uuids) > _MAX_INSTANCES:
@@ -257,30 +253,6 @@ def _flavor(spec):
 _NO_FLAVOR = objects_request_spec.Flavor(
     name="", vcpus=0, memory_mb=0, root_gb=0, ephemeral_gb=0, swap=0,
     extra_specs={})
-
-
-def _profile_of(spec, profiles):
-    """(the spec's Profile, the packing policy that ranks it or None).
-
-    :raises: UnknownProfile, PackingRefused
-    """
-    name = spec.profile or "default"
-    profile = profiles.get(name)
-    if profile is None:
-        raise exception.UnknownProfile(profile=name,
-                                       known=", ".join(profiles))
-    packing = spec.packing
-    if packing is None or packing == profile.packing:
-        return profile, profile.packing
-    if packing not in packing_mod.POLICIES:
-        raise exception.PackingRefused(
-            packing=packing, reason="no such policy; known: %s"
-            % ", ".join(packing_mod.POLICIES))
-    if not profile.request_packing:
-        raise exception.PackingRefused(
-            packing=packing, reason="profile %s does not let requests "
-            "choose their packing (request_packing)" % name)
-    return profile, packing
 
 
 def _check_trait_conflicts(groups):
