@@ -184,7 +184,7 @@ must apply to each kind listed (Nova's compute filters, such as
 NUMATopologyFilter, apply to ``compute`` only): a profile that lists a
 kind one of its plugins does not apply to stops the service at start-up.
 """),
-    cfg.StrOpt("packing", default="", help="""
+    cfg.StrOpt("packing", default="balanced+stack", help="""
 A packing policy laid over this profile's weighers: ``spread``,
 ``stack-ram``, ``stack``, ``balanced`` or ``balanced+stack`` (see the
 packing page of the admin guide for what each sets and how each
@@ -192,6 +192,13 @@ measured). The policy's values replace the options it names (the RAM,
 CPU, disk and balanced-allocation multipliers; BalancedAllocationWeigher
 is added to ``enabled_weighers``). Empty: the weighers exactly as
 configured, as Nova's. An unknown name stops the service at start-up.
+
+The default, ``balanced+stack``, is Gantt's (Nova spreads): it applies
+only where none of the options it replaces was set by hand. A
+configuration that sets ``enabled_weighers`` or the RAM, CPU, disk or
+balanced-allocation multiplier (here, or in the profile's group) keeps
+exactly those weighers, with Nova's meaning, as if this were empty. Set
+``packing`` explicitly to lay a policy over hand-set values anyway.
 """),
     cfg.BoolOpt("request_packing", default=False, help="""
 Whether a request may name its own packing policy (``RequestSpec.packing``)

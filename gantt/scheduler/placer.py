@@ -49,8 +49,13 @@ class Placer:
 
     @property
     def pipeline(self):
-        """The default profile's pipeline (as configured)."""
+        """The default profile's pipeline (benchmarks, nova-diff)."""
         return self.routes.default.pipeline
+
+    @property
+    def picker(self):
+        """The default profile's picker (benchmarks)."""
+        return self.routes.default.picker
 
     def cycle(self, spec, instance_uuids):
         """A new cycle for ``spec``: its request on a fresh view.

@@ -310,4 +310,11 @@ def build(conf, rng=None):
         profile = found[name] = _profile(conf, name)
         for packing, route in _routes_of(conf, profile, rng):
             routes[(name, packing)] = route
+        own = routes[(name, profile.packing)].pipeline
+        LOG.info("Profile %s: %s providers, packing %s%s; filters: %s; "
+                 "weighers: %s", name, ",".join(sorted(
+                     profile.provider_kinds)), profile.packing or "none",
+                 " (requests may choose)" if profile.request_packing
+                 else "", ", ".join(own.filter_names),
+                 ", ".join(own.weigher_names))
     return Routes(routes, found)

@@ -327,3 +327,30 @@ def test_a_profile_tuning_its_weighers_keeps_them(tmp_path):
     routes = _shipped(conf)
     assert routes.profiles["a"].packing is None
     assert routes.profiles["b"].packing == "balanced+stack"
+
+
+# -- Gantt's default profile packs ------------------------------------------
+
+
+def test_gantts_default_profile_packs(scheduler):
+    """Without any weigher option set, the default profile follows the
+    shipped policy, balanced+stack: the fullest host whose classes stay
+    evenly used (Nova's weighers would take the roomiest)."""
+    route = scheduler.placer.routes.default
+    assert route.packing == "balanced+stack"
+    _two_hosts(scheduler)
+    assert _placed(scheduler) == "small"
+    # balance: of two hosts as full, the RAM-heavy flavor goes where the
+    # CPUs are used, not where RAM already is
+    h.report(scheduler, "cpu-used", vcpus=16, memory_mb=65536, disk_gb=0)
+    h.report(scheduler, "ram-used", vcpus=16, memory_mb=65536, disk_gb=0)
+    for host, flavor in (("cpu-used", dict(vcpus=8, memory_mb=4096)),
+                         ("ram-used", dict(vcpus=1, memory_mb=32768))):
+        h.select(scheduler, spec=h.make_spec(
+            factories.flavor(root_gb=0, **flavor), force_hosts=[host]))
+    ram_heavy = h.make_spec(factories.flavor(vcpus=1, memory_mb=16384,
+                                             root_gb=0))
+    explained = scheduler.operator.explain(ram_heavy)
+    assert (explained.profile, explained.packing) == (
+        "default", "balanced+stack")
+    assert explained.weighed[0].host == "cpu-used"
