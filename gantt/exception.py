@@ -36,6 +36,18 @@ class NoValidHost(GanttException):
     code = "gantt.no_valid_host"
 
 
+class ProvidersFull(NoValidHost):
+    """Every provider the request's rules allow is full: some host passed
+    every rule but room (zone, traits, group, the named instance…), and
+    none had room left. For a container service: "create another
+    instance". A subclass of NoValidHost, so callers that catch that keep
+    working; ``hosts`` is how many hosts were full."""
+
+    msg_fmt = ("All %(hosts)d provider(s) the request may use are full; "
+               "add capacity (another instance) and ask again. %(reason)s")
+    code = "gantt.providers_full"
+
+
 class InvalidRequest(GanttException):
     msg_fmt = "Invalid request: %(reason)s"
     code = "gantt.invalid_request"

@@ -84,6 +84,18 @@ ones. Overridden per host by aggregate metadata of the same name.
 Multiplier for the number of instances on a host. Positive prefers hosts
 with more instances (packing), negative fewer (spreading); 0 disables.
 """),
+    cfg.FloatOpt("least_routers_weight_multiplier", default=-1.0,
+                 help="""
+Multiplier for LeastRoutersWeigher: the routers an L3 agent hosts (its used
+``CUSTOM_L3_ROUTER`` units). The default, negative, prefers the agent with
+the fewest routers (Neutron's LeastRoutersScheduler).
+"""),
+    cfg.FloatOpt("least_networks_weight_multiplier", default=-1.0,
+                 help="""
+Multiplier for LeastNetworksWeigher: the networks a DHCP agent serves (its
+used ``CUSTOM_DHCP_NETWORK`` units). The default, negative, prefers the
+agent serving the fewest (Neutron's DHCP WeightScheduler).
+"""),
     cfg.FloatOpt("hypervisor_version_weight_multiplier", default=1.0,
                  help="""
 Multiplier for the ``hypervisor_version`` capability (an integer such as

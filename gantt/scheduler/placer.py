@@ -24,6 +24,7 @@ from gantt.scheduler import candidates_api
 from gantt.scheduler import claims as claims_mod
 from gantt.scheduler import held as held_mod
 from gantt.scheduler import selections
+from gantt.scheduler.pipeline import containers
 from gantt.scheduler.pipeline import cycle as cycle_mod
 from gantt.scheduler.pipeline import translate
 from gantt.scheduler.pipeline import weighers as weighers_base
@@ -226,8 +227,8 @@ class Placer:
         while attempts < retries:
             ranking = route.pipeline.rank(cycle)
             if ranking.weighing is None:
-                self._no_valid_host(cycle.request, ranking.outcome)
-            row, weight = route.picker.pick(ranking.weighing)
+                self._no_valid_host(cycle, ranking.outcome)
+            row, weight = route.picker.pick(ranking.weighing, cycle)
             decision = self.layouts.first_fitting(
                 cycle, consumer_uuid, row, weight, ranking.weighing)
             if decision is None:
@@ -311,8 +312,8 @@ class Placer:
         route = self.route(cycle)
         ranking = route.pipeline.rank(cycle)
         if ranking.weighing is None:
-            self._no_valid_host(request, ranking.outcome)
-        row, weight = route.picker.pick(ranking.weighing)
+            self._no_valid_host(cycle, ranking.outcome)
+        row, weight = route.picker.pick(ranking.weighing, cycle)
         provider = view.uuids[row]
         table = marks.enter_context(
             self.cache.reserved(provider, request.resources))
@@ -335,14 +336,19 @@ class Placer:
                                           totals=np.zeros(0))
         return ranking.weighing
 
-    def _no_valid_host(self, request, outcome):
+    def _no_valid_host(self, cycle, outcome):
+        """:raises: NoValidHost, or ProvidersFull for a container request
+            that only room kept out (see :mod:`.pipeline.containers`)"""
+        request = cycle.request
         self.counters.eliminated(outcome.removed)
         summary = outcome.summary()
         flavor = request.spec.flavor
         LOG.info("No valid host for %d instance(s) of flavor %s (profile "
                  "%s): %s", request.spec.num_instances,
                  flavor.name if flavor else "none", request.profile, summary)
-        raise exception.NoValidHost(reason=summary)
+        raise containers.no_room(self.route(cycle).pipeline.filters,
+                                 cycle.view, request, cycle.candidates.mask,
+                                 summary)
 
     @_retryable
     def move_claim(self, spec, instance_uuid, migration_uuid,

@@ -2,15 +2,17 @@
 
 This is the work Placement does for Nova (resource classes offered, traits,
 aggregates, trees) plus the caller's explicit choices (forced, ignored and
-requested destinations), and Nova's request pre-filters
-(``nova/scheduler/request_filter.py``) that apply to Gantt's model: tenant
-aggregates, availability zone, image type, disabled computes, isolated
-aggregates, image properties as traits, accelerators and packed
-virtqueues. Every host removed here is counted with its cause.
+requested destinations, the instance a container request names), and
+Nova's request pre-filters (``nova/scheduler/request_filter.py``) that
+apply to Gantt's model: tenant aggregates, availability zone, image type,
+disabled computes, isolated aggregates, image properties as traits,
+accelerators and packed virtqueues. Every host removed here is counted
+with its cause.
 """
 
 import numpy as np
 
+from gantt.scheduler.pipeline import containers
 from gantt.scheduler.pipeline import filters as filters_base
 from gantt.scheduler.pipeline import prefilters
 
@@ -70,6 +72,7 @@ def _steps(view, request):
         for any_of in dest.aggregates:
             yield "not in the requested aggregates", _any_aggregate(
                 view, any_of.split(","))
+    yield from containers.on_instance_steps(view, request)
     yield from _group_steps(view, request)
 
 

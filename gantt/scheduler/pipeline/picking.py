@@ -8,6 +8,8 @@ the host picked.
 
 import numpy as np
 
+from gantt.scheduler.pipeline import containers
+
 
 class Picker:
     """Picks among a Weighing's best, with the worker's random source."""
@@ -16,15 +18,19 @@ class Picker:
         self.conf = conf
         self.rng = rng
 
-    def pick(self, weighing):
+    def pick(self, weighing, cycle=None):
         """(row to claim, its weight): random among the best
-        ``host_subset_size``.
+        ``host_subset_size``; for a request that fills sequentially
+        (``cycle``'s), the first candidate in the stable order
+        (:mod:`.containers`).
 
         Ties are broken at random, never by row order: identical hosts are
         common (a fresh rack, a cloud filled evenly), and if every worker
         broke ties the same way they would all race for the same host.
         Only the best few are looked at (one partition), whatever the size.
         """
+        if cycle is not None and cycle.request.fill == containers.SEQUENTIAL:
+            return containers.pick_sequential(cycle.view, weighing)
         if weighing.full is not None:
             # every row weighed: positions are rows (-inf off the mask)
             totals = weighing.full

@@ -203,11 +203,18 @@ class ResourceRequest:
     root_required: frozenset = frozenset()
     root_forbidden: frozenset = frozenset()
     # the scheduling profile that ranks it, the packing policy its
-    # weighers follow (None: as configured), the kinds of provider it
-    # considers and the capabilities a provider must match
+    # weighers follow (None: as configured) and the kinds of provider it
+    # considers
     profile: str = "default"
     packing: str | None = None
     provider_kinds: frozenset = frozenset({"compute"})
+    # the instance whose container host must take the request (a uuid),
+    # and how the host is picked: None (among the best, at random) or
+    # "sequential" (see :mod:`.containers`)
+    on_instance: str | None = None
+    fill: str | None = None
+    # extra-spec-style requirements on the provider's capabilities (a
+    # volume type's extra specs: CapabilitiesFilter, CapacityFilter)
     capabilities: dict = dataclasses.field(default_factory=dict)
     # NUMA cells and PCI devices the instances placed so far took
     ledger: Ledger = dataclasses.field(default_factory=Ledger, repr=False,

@@ -14,6 +14,7 @@ import re
 from gantt import exception
 from gantt.objects import request_spec as objects_request_spec
 from gantt.scheduler import vocabulary
+from gantt.scheduler.pipeline import containers
 from gantt.scheduler.pipeline import image_meta
 from gantt.scheduler.pipeline import profiles as profiles_mod
 from gantt.scheduler.pipeline import request as request_mod
@@ -239,7 +240,8 @@ def from_spec(spec, instance_uuids, lookup, profiles=None):
         same_subtree=same_subtree, root_required=root_required,
         root_forbidden=root_forbidden, profile=profile.name,
         packing=packing, provider_kinds=profile.provider_kinds,
-        capabilities=dict(spec.capabilities))
+        capabilities=dict(spec.capabilities),
+        **containers.request_fields(hints))
 
 
 def _flavor(spec):

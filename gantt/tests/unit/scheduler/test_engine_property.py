@@ -35,9 +35,11 @@ from gantt.tests.unit.scheduler import helpers
 ALL_FILTERS = sorted(
     ep.name for ep in __import__("stevedore").ExtensionManager(
         plugins.FILTERS).list_entry_points())
-# the defaults and Gantt's own weigher, which is not among them
+# the defaults and Gantt's own weighers, which are not among them
 ALL_WEIGHERS = list(filter_scheduler.DEFAULT_WEIGHERS) + [
-    "BalancedAllocationWeigher"]
+    "BalancedAllocationWeigher", "LeastRoutersWeigher",
+    "LeastNetworksWeigher", "CapacityWeigher",
+    "AllocatedCapacityWeigher", "VolumeNumberWeigher", "GoodnessWeigher"]
 
 AGGS = ["a0a0a0a0-0000-4000-8000-00000000000%d" % i for i in range(5)]
 CELLS = ["c0c0c0c0-0000-4000-8000-00000000000%d" % i for i in range(2)]
@@ -395,7 +397,7 @@ def test_both_runners_give_the_same_decision(case):
 
 
 def test_every_built_in_plugin_is_covered():
-    assert len(FILTERS) == 24 and len(WEIGHERS) == 14
+    assert len(FILTERS) == 27 and len(WEIGHERS) == 20
     # the queries above include ones only the per-host path can evaluate
     assert any('"not"' in q for q in QUERIES)
     assert json.loads(QUERIES[0])[0] == ">="

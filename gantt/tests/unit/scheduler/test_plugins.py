@@ -10,8 +10,10 @@ ALL_FILTERS = [
     "AggregateImagePropertiesIsolation", "AggregateInstanceExtraSpecsFilter",
     "AggregateIoOpsFilter", "AggregateMultiTenancyIsolation",
     "AggregateNumInstancesFilter", "AggregateTypeAffinityFilter",
-    "AllHostsFilter", "AvailabilityZoneFilter", "ComputeCapabilitiesFilter",
-    "ComputeFilter", "DifferentHostFilter", "ImagePropertiesFilter",
+    "AllHostsFilter", "AvailabilityZoneFilter", "CapabilitiesFilter",
+    "CapacityFilter", "ComputeCapabilitiesFilter",
+    "ComputeFilter", "DifferentHostFilter", "DriverFilter",
+    "ImagePropertiesFilter",
     "IoOpsFilter", "IsolatedHostsFilter", "JsonFilter", "MetricsFilter",
     "NUMATopologyFilter", "NumInstancesFilter", "PciPassthroughFilter",
     "ResourceFilter", "SameHostFilter", "ServerGroupAffinityFilter",
@@ -23,6 +25,8 @@ ALL_WEIGHERS = [
     "MetricsWeigher", "NumInstancesWeigher", "PCIWeigher", "RAMWeigher",
     "BalancedAllocationWeigher",
     "ServerGroupSoftAffinityWeigher", "ServerGroupSoftAntiAffinityWeigher",
+    "CapacityWeigher", "AllocatedCapacityWeigher", "VolumeNumberWeigher",
+    "GoodnessWeigher",
 ]
 
 

@@ -1,0 +1,158 @@
+"""A backend's filter_function and goodness_function, run for a request.
+
+The backend reports the function as the capability ``filter_function`` or
+``goodness_function`` (Cinder's names); :mod:`.expressions` parses it and
+evaluates it over Cinder's five variable families:
+
+``stats``
+    the pool as Cinder's scheduler sees it: ``host``,
+    ``volume_backend_name``, ``vendor_name``, ``driver_version``,
+    ``storage_protocol``, ``QoS_support`` (capabilities),
+    ``total_capacity_gb``, ``allocated_capacity_gb``, ``free_capacity_gb``,
+    ``reserved_percentage`` (see :mod:`.pools` for where they come from)
+    and ``updated`` (None: it has no number)
+``capabilities``
+    every capability the backend reports, plus the numbers above and
+    ``provisioned_capacity_gb``, ``max_over_subscription_ratio`` and
+    ``thin_provisioning_support`` where it does not report them itself
+``extra``
+    the volume type's extra specs (the request's ``capabilities``)
+``volume``
+    ``size`` (the request's ``DISK_GB``), ``project_id``,
+    ``availability_zone``
+``qos``
+    empty: QoS specs do not travel in a Gantt request
+
+As in Cinder, a function that mentions ``storage_protocol`` is evaluated
+once per spelling of the backend's protocol (``iSCSI`` and ``iscsi``...,
+:data:`PROTOCOL_VARIANTS`) with that spelling in ``stats`` and
+``capabilities``; DriverFilter passes when one result is true,
+GoodnessWeigher takes the best.
+"""
+
+import numpy as np
+
+from gantt.scheduler.pipeline import expressions
+from gantt.scheduler.pipeline import pools
+
+FILTER = "filter_function"
+GOODNESS = "goodness_function"
+
+#: storage protocols Cinder treats as one (``cinder/common/constants.py``)
+PROTOCOL_VARIANTS = (("iSCSI", "iscsi"), ("FC", "fibre_channel", "fc"),
+                     ("NFS", "nfs"), ("NVMe-oF", "NVMeOF", "nvmeof"))
+
+
+def protocol_variants(value):
+    """Every spelling of the storage protocol ``value`` (a tuple), or
+    None when it has no other."""
+    for variants in PROTOCOL_VARIANTS:
+        if str(value) in variants:
+            return variants
+    return None
+
+
+def variables(host, caps, pool, request):
+    """The five families for one backend: its host name, capabilities
+    and :class:`~.pools.Pools` numbers (scalars), and ``request``."""
+    total = caps.get("total_capacity_gb")
+    free = caps.get("free_capacity_gb")
+    numbers = {
+        "total_capacity_gb": total if pools.special(total) else float(
+            pool.total),
+        "free_capacity_gb": free if pools.special(free) else float(
+            pool.free),
+        "allocated_capacity_gb": float(pool.provisioned),
+        "reserved_percentage": float(pool.reserved_percent),
+    }
+    stats = {"host": host, "updated": None,
+             "volume_backend_name": caps.get("volume_backend_name"),
+             "vendor_name": caps.get("vendor_name"),
+             "driver_version": caps.get("driver_version", 0),
+             "storage_protocol": caps.get("storage_protocol"),
+             "QoS_support": caps.get("QoS_support", False)}
+    stats.update(numbers)
+    capabilities = dict(numbers,
+                        provisioned_capacity_gb=float(pool.provisioned),
+                        max_over_subscription_ratio=float(pool.ratio),
+                        thin_provisioning_support=bool(pool.thin))
+    capabilities.update(caps)
+    return {"stats": stats, "capabilities": capabilities,
+            "extra": dict(pools.volume_type_specs(request)),
+            "volume": {"size": pools.requested_size(request),
+                       "project_id": request.project_id,
+                       "availability_zone": request.availability_zone},
+            "qos": {}}
+
+
+def parsed(view, text):
+    """``(tree, None)`` or ``(None, ExpressionError)`` for ``text``,
+    parsed once per filter pass of ``view``."""
+    return view.memo(("backend function", text), lambda: _parse(text))
+
+
+def _outcomes(text, tree_or_error, host, caps, pool, request):
+    """Evaluate a parsed function: once, or, as Cinder does, once per
+    spelling of the backend's storage protocol when the function reads
+    it (the caller takes any or the best)."""
+    tree, error = tree_or_error
+    if error is not None:
+        return [(True, error)]
+    variants = (protocol_variants(caps.get("storage_protocol"))
+                if "storage_protocol" in text else None)
+    each = ([caps] if variants is None else
+            [dict(caps, storage_protocol=v) for v in variants])
+    out = []
+    for one in each:
+        try:
+            out.append((True, expressions.evaluate(
+                tree, variables(host, one, pool, request))))
+        except expressions.ExpressionError as exc:
+            out.append((True, exc))
+    return out
+
+
+def _parse(text):
+    try:
+        return expressions.parse(text), None
+    except expressions.ExpressionError as exc:
+        return None, exc
+
+
+def run(host, request, key):
+    """The outcomes of the function ``key`` of one host (a HostRecord):
+    ``[(True, value)]`` (one per storage protocol spelling when it reads
+    the protocol), ``[(False, None)]`` when it reports none, ``(True,
+    error)`` where it fails (an :class:`~.expressions.ExpressionError`).
+    """
+    text = host.capabilities.get(key)
+    if text is None:
+        return [(False, None)]
+    text = str(text)
+    return _outcomes(text, _parse(text), host.host, host.capabilities,
+                     pools.of_host(host), request)
+
+
+def run_rows(view, request, key, rows):
+    """``{row: outcomes}`` (as :meth:`run`) for ``rows`` of ``view``, from
+    its columns: no HostRecord is built, each text is parsed once."""
+    table = view.table
+    numbers = view.memo(("pools",), lambda: pools.columns(view))
+    out = {}
+    for row in rows:
+        caps = table.capabilities[row] or {}
+        text = caps.get(key)
+        if text is None:
+            out[row] = [(False, None)]
+            continue
+        text = str(text)
+        pool = pools.Pools(*(np.asarray(field)[row] for field in numbers))
+        out[row] = _outcomes(text, parsed(view, text), table.hosts[row],
+                             caps, pool, request)
+    return out
+
+
+def reporting_rows(view, key):
+    """Rows whose backend reports the function ``key``."""
+    return view.capability(key, lambda value: True, False,
+                           meaning=("reports",))
