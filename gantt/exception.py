@@ -63,6 +63,25 @@ class HostNameTaken(InvalidRequest):
     code = "gantt.host_name_taken"
 
 
+class UnknownProfile(InvalidRequest):
+    """A request names a scheduling profile this scheduler does not have
+    (``[scheduler] profiles``); nothing was changed. A subclass of
+    InvalidRequest."""
+
+    msg_fmt = ("Unknown scheduling profile %(profile)s; this scheduler has: "
+               "%(known)s")
+    code = "gantt.unknown_profile"
+
+
+class PackingRefused(InvalidRequest):
+    """A request names a packing policy that does not exist, or that its
+    profile does not let requests choose (``request_packing``); nothing
+    was changed. A subclass of InvalidRequest."""
+
+    msg_fmt = "Packing policy %(packing)s refused: %(reason)s"
+    code = "gantt.packing_refused"
+
+
 class HostNotFound(InvalidRequest):
     """A call names hosts the scheduler has never heard of (a typo, or a
     host whose agent has not reported yet); nothing was stored. A subclass

@@ -12,7 +12,7 @@ from gantt import service as gantt_service
 from gantt.cmd import common
 from gantt.db import migration
 from gantt.rpcapi import versions
-from gantt.scheduler.pipeline import plugins
+from gantt.scheduler.pipeline import profiles
 
 LOG = logging.getLogger(__name__)
 
@@ -22,9 +22,8 @@ def _preflight(conf):
     # first: what follows reads options, and a bad value would fail there
     # with oslo.config's traceback (or, unread, in every worker)
     common.check_values(conf)
-    plugins.load(plugins.FILTERS, conf.filter_scheduler.enabled_filters, conf)
-    plugins.load(plugins.WEIGHERS, conf.filter_scheduler.enabled_weighers,
-                 conf)
+    # every profile's plugins, packing policies and provider kinds
+    profiles.build(conf)
     # every worker's client honours the cap for its casts to its peers
     versions.configured_cap(conf)
     current = common.schema_version(conf)

@@ -48,7 +48,7 @@ def _object(cls, data, where):
             reason="%s: unknown field(s) %s" % (where,
                                                 ", ".join(sorted(unknown))))
     data = dict(data)
-    for key in ("extra_specs", "properties", "rules"):
+    for key in ("extra_specs", "properties", "rules", "capabilities"):
         if key in data:
             data[key] = _stringify(data[key])
     try:

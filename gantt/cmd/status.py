@@ -12,7 +12,7 @@ from gantt import version
 from gantt.cmd import common
 from gantt.db import migration
 from gantt.rpcapi import versions
-from gantt.scheduler.pipeline import plugins
+from gantt.scheduler.pipeline import profiles
 
 
 def _reads_options(check):
@@ -56,10 +56,9 @@ class Checks(upgradecheck.UpgradeCommands):
             "'gantt-manage db sync'." % (current or "empty", head))
 
     def _check_plugins(self):
-        fs = self.conf.filter_scheduler
+        # every profile: its plugins, packing policy and provider kinds
         try:
-            plugins.load(plugins.FILTERS, fs.enabled_filters, self.conf)
-            plugins.load(plugins.WEIGHERS, fs.enabled_weighers, self.conf)
+            profiles.build(self.conf)
         except exception.ConfigurationError as exc:
             return upgradecheck.Result(upgradecheck.Code.FAILURE, str(exc))
         return upgradecheck.Result(upgradecheck.Code.SUCCESS)
@@ -100,7 +99,7 @@ class Checks(upgradecheck.UpgradeCommands):
     _upgrade_checks = (
         ("Configuration values", _check_values),
         ("Database schema", _reads_options(_check_schema)),
-        ("Enabled filters and weighers", _reads_options(_check_plugins)),
+        ("Scheduling profiles", _reads_options(_check_plugins)),
         ("Liveness settings", _reads_options(_check_liveness_settings)),
         ("RPC version cap", _reads_options(_check_version_cap)),
     )

@@ -189,6 +189,36 @@ with this namespace (and the separator) are compared with image properties.
     cfg.StrOpt("aggregate_image_properties_isolation_separator",
                default=".",
                help="Separator between the namespace and the key."),
+    cfg.ListOpt("provider_kinds", default=["compute"], help="""
+The kinds of provider this profile's requests consider: ``compute``,
+or any kind providers report (``volume``, ``network``, ``container``,
+``pool`` for a standalone provider that names none...). Every enabled
+filter and weigher must apply to each kind listed (Nova's compute
+filters, such as NUMATopologyFilter, apply to ``compute`` only): a profile
+that lists a kind one of its plugins does not apply to stops the service
+at start-up.
+"""),
+    cfg.StrOpt("packing", default="balanced+stack", help="""
+A packing policy laid over this profile's weighers: ``spread``,
+``stack-ram``, ``stack``, ``balanced`` or ``balanced+stack`` (see the
+packing page of the admin guide for what each sets and how each
+measured). The policy's values replace the options it names (the RAM,
+CPU, disk and balanced-allocation multipliers; BalancedAllocationWeigher
+is added to ``enabled_weighers``). Empty: the weighers exactly as
+configured, as Nova's. An unknown name stops the service at start-up.
+
+The default, ``balanced+stack``, is Gantt's (Nova spreads): it applies
+only where none of the options it replaces was set by hand. A
+configuration that sets ``enabled_weighers`` or the RAM, CPU, disk or
+balanced-allocation multiplier (here, or in the profile's group) keeps
+exactly those weighers, with Nova's meaning, as if this were empty. Set
+``packing`` explicitly to lay a policy over hand-set values anyway.
+"""),
+    cfg.BoolOpt("request_packing", default=False, help="""
+Whether a request may name its own packing policy (``RequestSpec.packing``)
+in this profile. When False, a request that names one is refused with
+``InvalidRequest``.
+"""),
     cfg.IntOpt("host_subset_size", default=1, min=1,
                help="""
 The claimed host is picked at random among the best N weighed hosts. Values

@@ -5,6 +5,8 @@ prints: which hosts each pre-filter and filter removed, and the best hosts
 with each weigher's contribution to their weight.
 """
 
+from oslo_utils import versionutils
+
 from gantt.objects import base
 from gantt.objects import fields
 
@@ -48,7 +50,8 @@ class WeighedHost(base.GanttObject):
 @base.GanttObjectRegistry.register
 class Explanation(base.GanttObject):
     # Version 1.0: Initial version
-    VERSION = "1.0"
+    # Version 1.1: Added profile and packing
+    VERSION = "1.1"
 
     fields = {
         "considered": fields.NonNegativeIntegerField(),
@@ -60,4 +63,17 @@ class Explanation(base.GanttObject):
         "weighers": fields.ListOfStringsField(default=[]),
         "steps": fields.ListOfObjectsField("FilterStep", default=[]),
         "weighed": fields.ListOfObjectsField("WeighedHost", default=[]),
+        # the scheduling profile that ranked the request, and the packing
+        # policy its weighers followed (None: as configured)
+        "profile": fields.StringField(default="default"),
+        "packing": fields.StringField(nullable=True, default=None),
     }
+
+    obj_relationships = {"steps": [("1.0", "1.0")],
+                         "weighed": [("1.0", "1.0")]}
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 1):
+            primitive.pop("profile", None)
+            primitive.pop("packing", None)

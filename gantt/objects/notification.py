@@ -21,7 +21,9 @@ class SelectDestinationsPayload(NotificationPayload):
     """One ``select_destinations`` call: asked, then placed or refused."""
 
     # Version 1.0: Initial version
-    VERSION = "1.0"
+    # Version 1.1: RequestSpec 1.2 (profile, packing, capabilities; the
+    #              flavor may be None)
+    VERSION = "1.1"
 
     fields = {
         "request_spec": fields.ObjectField("RequestSpec"),

@@ -2,6 +2,7 @@
 
 from oslo_utils import versionutils
 
+from gantt import exception
 from gantt.objects import base
 from gantt.objects import fields
 
@@ -112,14 +113,17 @@ class RequestSpec(_Defaults, base.GanttObject):
 
     # Version 1.0: Initial version
     # Version 1.1: Added same_subtree, root_required and root_forbidden
-    VERSION = "1.1"
+    # Version 1.2: Added profile, packing and capabilities; flavor is
+    #              nullable (a request without one asks for its
+    #              request_groups' resources only)
+    VERSION = "1.2"
 
     fields = {
         "instance_uuid": fields.UUIDField(nullable=True, default=None),
         "project_id": fields.StringField(nullable=True, default=None),
         "user_id": fields.StringField(nullable=True, default=None),
         "num_instances": fields.IntegerField(default=1),
-        "flavor": fields.ObjectField("Flavor"),
+        "flavor": fields.ObjectField("Flavor", nullable=True),
         "image": fields.ObjectField("ImageMeta", nullable=True, default=None),
         "request_groups": fields.ListOfObjectsField("RequestGroup",
                                                     default=[]),
@@ -140,6 +144,13 @@ class RequestSpec(_Defaults, base.GanttObject):
         # traits the root of the chosen tree must have / must not have
         "root_required": fields.ListOfStringsField(default=[]),
         "root_forbidden": fields.ListOfStringsField(default=[]),
+        # the scheduling profile that ranks this request (None: default)
+        "profile": fields.StringField(nullable=True, default=None),
+        # a packing policy, where the profile lets requests choose one
+        "packing": fields.StringField(nullable=True, default=None),
+        # capability requirements, as volume-type extra specs write them
+        # (e.g. {"thin_provisioning_support": "<is> True"})
+        "capabilities": fields.DictOfStringsField(default={}),
     }
 
     # which version of each embedded object each RequestSpec version carries
@@ -152,6 +163,44 @@ class RequestSpec(_Defaults, base.GanttObject):
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
         target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 2):
+            _refuse_newer_asks(primitive)
+            for name in ("profile", "packing", "capabilities"):
+                primitive.pop(name, None)
         if target < (1, 1):
             for name in ("same_subtree", "root_required", "root_forbidden"):
                 primitive.pop(name, None)
+
+
+#: 1.2's fields whose meaning a worker reading 1.1 would silently drop
+_NEWER_ASKS = (("profile", "a request naming scheduling profile %s"),
+               ("packing", "a request naming packing policy %s"),
+               ("capabilities", "a request with capabilities %s"))
+
+
+def _refuse_newer_asks(primitive):
+    """Refuse a 1.2 request that a 1.1 worker would place differently:
+    one naming a profile (other than ``default``), a packing policy or
+    capabilities, or one without a flavor. Nothing is sent: placing it
+    with the wrong profile would be silently wrong.
+
+    :raises: VersionCapped
+    """
+    # (a flavor never set is left out: an older worker refuses that one
+    # itself, "the request has no flavor")
+    if "flavor" in primitive and primitive["flavor"] is None:
+        asks = "a request without a flavor"
+    else:
+        asks = next((what % (_named(primitive[name]),)
+                     for name, what in _NEWER_ASKS
+                     if primitive.get(name) not in (None, {}, "default")),
+                    None)
+    if asks is not None:
+        raise exception.VersionCapped(
+            method=asks, version="1.10",
+            cap="a version older than 1.10 (RequestSpec 1.1)")
+
+
+def _named(value):
+    """A profile's or policy's name; a dict's keys."""
+    return ", ".join(sorted(value)) if isinstance(value, dict) else value

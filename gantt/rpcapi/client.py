@@ -33,6 +33,16 @@ RPC API version history:
   provider's kind, owning service, zone, typed capabilities and instance
   link (update_provider is sent at 1.9 when it says any of them);
   get_host_states sent at 1.9 returns HostState 1.1 with them.
+* 1.10 - Scheduling profiles (no method added): RequestSpec 1.2 names
+  its ``profile`` and ``packing`` policy, carries ``capabilities`` and
+  may have no flavor (its request groups then say what it needs); a
+  worker refuses an unknown profile or a packing policy its profile
+  does not allow (UnknownProfile, PackingRefused: InvalidRequest). A
+  caller capped below 1.10 refuses (VersionCapped) to send a request
+  that names a profile, a packing policy or capabilities, or has no
+  flavor, rather than let an older worker place it by Nova's profile.
+  explain sent at 1.10 returns Explanation 1.1, which names the profile
+  and packing policy that ranked the request.
 
 Topics (not versions: the messages are unchanged): since 1.3,
 update_resource_stats goes to the stats topic (``[scheduler] stats_topic``,
@@ -253,7 +263,10 @@ class SchedulerClient:
 
         :raises: InvalidRequest
         """
-        return self._prepare("explain", "1.2").call(
+        # a worker replies at the objects of the version a call was sent
+        # at: Explanation 1.1 (the profile that ranked) from 1.10
+        version = "1.10" if self.can_send_version("1.10") else "1.2"
+        return self._prepare("explain", version).call(
             self._ctxt(ctxt), "explain", request_spec=request_spec,
             limit=limit)
 

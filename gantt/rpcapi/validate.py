@@ -556,7 +556,9 @@ _RULES = {
     "Inventory": (_positive_ratio,),
     "AllocationItem": (_positive_amounts,),
     "InstanceGroup": (_each_of("members", _uuid),),
-    "RequestSpec": (_short("project_id"), _short("user_id")),
+    "RequestSpec": (_short("project_id"), _short("user_id"),
+                    _short("profile"), _short("packing"),
+                    _short_items("capabilities")),
     "Aggregate": (_short("name"), _short_entries("hosts"),
                   _short_items("metadata")),
 }

@@ -69,10 +69,14 @@ _V1_8 = dict(_V1_7, ProviderReport="1.1")
 # capabilities, instance link; HostState 1.1 shows them); retire_provider
 _V1_9 = dict(_V1_8, ProviderReport="1.2", HostState="1.1")
 
+# 1.10: scheduling profiles: RequestSpec 1.2 (profile, packing,
+# capabilities, no flavor needed); explain says which profile ranked
+_V1_10 = dict(_V1_9, RequestSpec="1.2", Explanation="1.1")
+
 #: RPC API version -> {object name: version}, oldest first
 OBJECT_VERSIONS = {"1.0": _V1_0, "1.2": _V1_2, "1.3": _V1_3, "1.4": _V1_4,
                    "1.5": _V1_5, "1.6": _V1_6, "1.7": _V1_7, "1.8": _V1_8,
-                   "1.9": _V1_9}
+                   "1.9": _V1_9, "1.10": _V1_10}
 
 
 def parse(version):

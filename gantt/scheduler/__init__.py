@@ -1,7 +1,8 @@
 """The scheduling engine: one worker's services, wired here.
 
     agents' reports -> StatsService (intake/) -> database -> HostStateCache
-    request -> Placer: Pipeline.rank (candidates -> filters -> weighers)
+    request -> Placer: its profile's Pipeline.rank
+                       (candidates -> filters -> weighers)
             -> pick -> layout -> ClaimService (database, cache, peers)
             -> selections [claimed, alternates...]
     operators -> OperatorService (aggregates, host states, statistics,
@@ -26,13 +27,8 @@ from gantt.scheduler import lookups
 from gantt.scheduler import operator as operator_mod
 from gantt.scheduler import placer as placer_mod
 from gantt.scheduler import vacancy
-from gantt.scheduler.pipeline import filters as filters_base
 from gantt.scheduler.pipeline import layouts as layouts_mod
-from gantt.scheduler.pipeline import picking
-from gantt.scheduler.pipeline import pipeline as pipeline_mod
-from gantt.scheduler.pipeline import plugins
-from gantt.scheduler.pipeline import weighers as weighers_base
-from gantt.scheduler.pipeline.filters import resources as resource_filter
+from gantt.scheduler.pipeline import profiles as profiles_mod
 from gantt.scheduler.state import cache as cache_mod
 
 
@@ -72,30 +68,24 @@ def build(conf, db, *, broadcast=None, clock=time.time,
     # read-only questions (group hosts, held allocations) for requests
     # and claims
     lookup = lookups.DatabaseLookup(db)
-    # the only writer of allocations: publishes each change to the cache,
-    # then to the peers, before it returns
     # which providers a committed change left vacant: their owners hear it
     watch = vacancy.VacancyWatch(cache, conf.scheduler.vacancy_kinds,
                                  on_vacant or (lambda vacant: None))
+    # the only writer of allocations: publishes each change to the cache,
+    # then to the peers, before it returns
     claims = claims_mod.ClaimService(conf, db, cache, lookup, broadcast,
                                      after_commit=watch.after_commit)
-    # the enabled plugins, in the operator's order, ranked in one place
-    weighers = weighers_base.WeigherRunner(plugins.load(
-        plugins.WEIGHERS, conf.filter_scheduler.enabled_weighers, conf))
-    pipeline = pipeline_mod.Pipeline(filters_base.FilterRunner(plugins.load(
-        plugins.FILTERS, conf.filter_scheduler.enabled_filters, conf)),
-        weighers, conf)
-    # Placement's allocation candidates: the resource rule alone, no Nova
-    # filter, the same weighers
-    fit_pipeline = pipeline_mod.Pipeline(filters_base.FilterRunner(
-        [resource_filter.ResourceFilter(conf)]), weighers, conf)
-    # decides through the pipeline, claims through the claim service; the
-    # reservations it marks in the cache keep this worker's concurrent
-    # requests apart
+    # each profile's plugins, in the operator's order, ranked in one
+    # place: a pipeline per profile and packing policy a request may
+    # name (and Placement's allocation candidates: the resource rule
+    # alone, the same weighers); a bad profile stops the worker here
+    routes = profiles_mod.build(conf, rng or random.Random())
+    # decides through the request's profile's pipeline, claims through
+    # the claim service; the reservations it marks in the cache keep
+    # this worker's concurrent requests apart
     placer = placer_mod.Placer(
-        conf, cache, pipeline, picking.Picker(conf, rng or random.Random()),
-        layouts_mod.TreeLayouts(), claims, lookup, counters,
-        fit_pipeline=fit_pipeline)
+        conf, cache, routes, layouts_mod.TreeLayouts(), claims, lookup,
+        counters)
     # explain asks the placer for a cycle and its pipeline (nothing
     # claimed); statistics read the claim service's lost races
     operator = operator_mod.OperatorService(

@@ -47,6 +47,7 @@ def explain(pipeline, cycle, limit=10, hosts_per_step=HOSTS_PER_STEP):
         considered=view.n, passed=len(rows), summary=outcome.summary(),
         resources=dict(cycle.request.resources),
         filters=pipeline.filter_names, weighers=pipeline.weigher_names,
+        profile=pipeline.profile, packing=pipeline.packing,
         steps=list(_steps(view, "candidates", ranking.candidates.steps,
                           hosts_per_step))
         + list(_steps(view, "filters", outcome.steps, hosts_per_step)),

@@ -39,7 +39,8 @@ class OperatorService:
         :raises: InvalidRequest
         """
         cycle = self.placer.cycle(spec, [uuidutils.generate_uuid()])
-        return explain_mod.explain(self.placer.pipeline, cycle, limit=limit)
+        return explain_mod.explain(self.placer.route(cycle).pipeline, cycle,
+                                   limit=limit)
 
     # -- aggregates -------------------------------------------------------
 

@@ -37,26 +37,40 @@ _retryable = claims_mod.database_outage_is_retryable
 class Placer:
     """Decides and claims; the claim service writes."""
 
-    def __init__(self, conf, cache, pipeline, picker, layouts, claims,
-                 lookup, counters, fit_pipeline=None):
+    def __init__(self, conf, cache, routes, layouts, claims, lookup,
+                 counters):
         self.conf = conf
         self.cache = cache
-        self.pipeline = pipeline
-        self.fit_pipeline = fit_pipeline or pipeline
-        self.picker = picker
+        #: each profile's pipelines and picker (:mod:`.pipeline.profiles`)
+        self.routes = routes
         self.layouts = layouts
         self.claims = claims
         self.lookup = lookup
         self.counters = counters
 
+    @property
+    def pipeline(self):
+        """The default profile's pipeline (benchmarks, nova-diff)."""
+        return self.routes.default.pipeline
+
+    @property
+    def picker(self):
+        """The default profile's picker (benchmarks)."""
+        return self.routes.default.picker
+
     def cycle(self, spec, instance_uuids):
         """A new cycle for ``spec``: its request on a fresh view.
 
-        :raises: InvalidRequest
+        :raises: InvalidRequest (UnknownProfile, PackingRefused)
         """
-        request = translate.from_spec(spec, instance_uuids, self.lookup)
+        request = translate.from_spec(spec, instance_uuids, self.lookup,
+                                      self.routes.profiles)
         return cycle_mod.CycleState(request, self.view(),
                                     owner=claims_mod.owner_of(request))
+
+    def route(self, cycle):
+        """The pipelines and picker of ``cycle``'s profile and packing."""
+        return self.routes.for_request(cycle.request)
 
     def view(self):
         """A fresh window on the cache's table."""
@@ -148,7 +162,7 @@ class Placer:
         if retried:
             cycle.count_out_held(self.lookup.allocations_of(instance_uuids))
         previous = set(cycle.held)
-        self.pipeline.candidates(cycle)
+        self.route(cycle).pipeline.candidates(cycle)
         claimed = []
         claim = functools.partial(self.claims.claim, new=not retried)
         try:
@@ -209,11 +223,12 @@ class Placer:
         cycle.next_instance()
         retries = self.conf.scheduler.claim_retry_count
         attempts = 0
+        route = self.route(cycle)
         while attempts < retries:
-            ranking = self.pipeline.rank(cycle)
+            ranking = route.pipeline.rank(cycle)
             if ranking.weighing is None:
                 self._no_valid_host(cycle, ranking.outcome)
-            row, weight = self.picker.pick(ranking.weighing, cycle)
+            row, weight = route.picker.pick(ranking.weighing, cycle)
             decision = self.layouts.first_fitting(
                 cycle, consumer_uuid, row, weight, ranking.weighing)
             if decision is None:
@@ -294,10 +309,11 @@ class Placer:
         (the mark entered into the ExitStack ``marks``)."""
         view, request = cycle.view, cycle.request
         cycle.next_instance()
-        ranking = self.pipeline.rank(cycle)
+        route = self.route(cycle)
+        ranking = route.pipeline.rank(cycle)
         if ranking.weighing is None:
             self._no_valid_host(cycle, ranking.outcome)
-        row, weight = self.picker.pick(ranking.weighing, cycle)
+        row, weight = route.picker.pick(ranking.weighing, cycle)
         provider = view.uuids[row]
         table = marks.enter_context(
             self.cache.reserved(provider, request.resources))
@@ -313,7 +329,7 @@ class Placer:
 
     def _weigh_again(self, cycle):
         """Every host that passes the filters now, weighed."""
-        ranking = self.pipeline.rank(cycle.afresh())
+        ranking = self.route(cycle).pipeline.rank(cycle.afresh())
         if ranking.weighing is None:
             return weighers_base.Weighing(ranking.outcome.mask,
                                           rows=np.zeros(0, dtype=np.int64),
@@ -326,11 +342,13 @@ class Placer:
         request = cycle.request
         self.counters.eliminated(outcome.removed)
         summary = outcome.summary()
-        LOG.info("No valid host for %d instance(s) of flavor %s: %s",
-                 request.spec.num_instances, request.spec.flavor.name,
-                 summary)
-        raise containers.no_room(self.pipeline.filters, cycle.view, request,
-                                 cycle.candidates.mask, summary)
+        flavor = request.spec.flavor
+        LOG.info("No valid host for %d instance(s) of flavor %s (profile "
+                 "%s): %s", request.spec.num_instances,
+                 flavor.name if flavor else "none", request.profile, summary)
+        raise containers.no_room(self.route(cycle).pipeline.filters,
+                                 cycle.view, request, cycle.candidates.mask,
+                                 summary)
 
     @_retryable
     def move_claim(self, spec, instance_uuid, migration_uuid,
@@ -378,4 +396,5 @@ class Placer:
         """
         cycle = self.cycle(spec, [spec.instance_uuid
                                   or uuidutils.generate_uuid()])
-        return candidates_api.listing(self.fit_pipeline, cycle, limit)
+        return candidates_api.listing(self.route(cycle).fit_pipeline, cycle,
+                                      limit)

@@ -19,6 +19,17 @@ def conf():
 
 
 @pytest.fixture
+def nova_spreading(conf):
+    """Nova's weighers as configured (``[filter_scheduler] packing`` empty)
+    instead of Gantt's default packing policy: for tests whose expected
+    hosts are those spreading picks (the roomiest first). Ask for it
+    before ``scheduler`` (``pytestmark = pytest.mark.usefixtures(...)``).
+    """
+    conf.set_override("packing", "", "filter_scheduler")
+    return conf
+
+
+@pytest.fixture
 def sqlite_db():
     fx = _use(gantt_fixtures.Database("sqlite"))
     yield fx.db

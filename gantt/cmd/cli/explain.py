@@ -89,9 +89,14 @@ def explanation_lines(result):
     """The Explanation as the text ``gantt explain`` prints."""
     lines = [result.summary, "", "Request: %s" % ", ".join(
         "%s=%d" % kv for kv in sorted(result.resources.items())),
-        "Filters: %s" % ", ".join(result.filters), "",
-        "Removed (%d hosts considered, %d left):" % (result.considered,
-                                                     result.passed)]
+        "Filters: %s" % ", ".join(result.filters)]
+    if result.obj_attr_is_set("profile"):
+        # an older worker (Explanation 1.0) does not say
+        lines.append("Profile: %s, packing: %s" % (
+            result.profile, result.packing or "none (weighers as "
+            "configured)"))
+    lines += ["", "Removed (%d hosts considered, %d left):" % (
+        result.considered, result.passed)]
     if not result.steps:
         lines.append("  nothing")
     for step in result.steps:

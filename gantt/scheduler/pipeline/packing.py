@@ -5,8 +5,11 @@ operator's own: multipliers for the resource weighers, and weighers added
 to ``enabled_weighers``. The figures behind each are in
 ``doc/source/admin/packing.rst`` (``benchmarks/packing.py``).
 
-This module only names the policies; a profile or a simulation applies
-one with :func:`settings`.
+This module only names the policies; a profile (``packing``, see
+:mod:`.profiles`), a request its profile lets choose, or a simulation
+applies one with :func:`settings`. Every policy sets the RAM, CPU and
+disk multipliers, so that choosing one (a request's ``spread`` in a
+profile that stacks) gives the same weighers whatever the profile's own.
 """
 
 import dataclasses
@@ -39,11 +42,12 @@ def _policy(name, summary, added=(), **multipliers):
 
 _STACK = {"ram_weight_multiplier": -1.0, "cpu_weight_multiplier": -1.0,
           "disk_weight_multiplier": -1.0}
+_SPREAD = {name: 1.0 for name in _STACK}
 
 #: every shipped policy, by name
 POLICIES = types.MappingProxyType({p.name: p for p in (
     _policy("spread", "Nova's defaults: the host with the most free RAM, "
-            "CPU and disk first"),
+            "CPU and disk first", **_SPREAD),
     _policy("stack-ram", "Nova's documented stacking: the fullest RAM "
             "first, CPU and disk still spread", ram_weight_multiplier=-1.0),
     _policy("stack", "the fullest host first, in every class", **_STACK),

@@ -36,12 +36,21 @@ class Ranking(typing.NamedTuple):
 
 
 class Pipeline:
-    """candidates -> filters -> weighers, for one cycle at a time."""
+    """candidates -> filters -> weighers, for one cycle at a time.
 
-    def __init__(self, filters, weighers, conf):
+    :param conf: what its plugins read (a profile's, see :mod:`.profiles`)
+    :param profile: the name of the scheduling profile it ranks for
+    :param packing: the packing policy its weighers follow (None: as
+        configured)
+    """
+
+    def __init__(self, filters, weighers, conf, *, profile="default",
+                 packing=None):
         self.filters = filters
         self.weighers = weighers
         self.conf = conf
+        self.profile = profile
+        self.packing = packing
 
     @property
     def filter_names(self):

@@ -16,6 +16,22 @@ HARD_POLICIES = ("affinity", "anti-affinity")
 
 
 @dataclasses.dataclass(frozen=True)
+class Profile:
+    """A scheduling profile's settings a request is checked against
+    (``gantt.conf.profiles``; built by ``.profiles``).
+
+    :attr provider_kinds: the kinds of provider its requests consider
+    :attr packing: its packing policy (None: the weighers as configured)
+    :attr request_packing: a request may name another policy
+    """
+
+    name: str
+    provider_kinds: frozenset
+    packing: str | None
+    request_packing: bool
+
+
+@dataclasses.dataclass(frozen=True)
 class ResourceGroup:
     """One request group, validated."""
 
@@ -186,6 +202,12 @@ class ResourceRequest:
     same_subtree: tuple = ()
     root_required: frozenset = frozenset()
     root_forbidden: frozenset = frozenset()
+    # the scheduling profile that ranks it, the packing policy its
+    # weighers follow (None: as configured) and the kinds of provider it
+    # considers
+    profile: str = "default"
+    packing: str | None = None
+    provider_kinds: frozenset = frozenset({"compute"})
     # the instance whose container host must take the request (a uuid),
     # and how the host is picked: None (among the best, at random) or
     # "sequential" (see :mod:`.containers`)

@@ -12,9 +12,11 @@ import math
 import re
 
 from gantt import exception
+from gantt.objects import request_spec as objects_request_spec
 from gantt.scheduler import vocabulary
 from gantt.scheduler.pipeline import containers
 from gantt.scheduler.pipeline import image_meta
+from gantt.scheduler.pipeline import profiles as profiles_mod
 from gantt.scheduler.pipeline import request as request_mod
 from gantt.scheduler.state import numa as numa_mod
 
@@ -118,9 +120,8 @@ def _standard_resources(flavor, extra, cpu):
         resources[rc] = amount
 
 
-def _build_groups(spec, cpu):
+def _build_groups(spec, flavor, cpu):
     """Flavor, extra specs and explicit groups, merged by suffix."""
-    flavor = spec.flavor
     by_suffix = {}
     extra = _groups_from_extra_specs(flavor.extra_specs)
     _standard_resources(flavor, extra, cpu)
@@ -183,15 +184,19 @@ def _hint_hosts(hints, name, lookup):
     return frozenset(lookup.consumer_hosts(uuids))
 
 
-def from_spec(spec, instance_uuids, lookup):
+def from_spec(spec, instance_uuids, lookup, profiles=None):
     """Validate ``spec`` and build the :class:`ResourceRequest`.
+
+    A spec without a flavor asks for its ``request_groups`` only.
 
     :param lookup: answers ``group_hosts(group_uuid)`` and
         ``consumer_hosts(uuids)`` from the database
-    :raises: InvalidRequest
+    :param profiles: profile name -> :class:`.request.Profile`, the
+        scheduler's (by default Nova's profile alone)
+    :raises: InvalidRequest (UnknownProfile, PackingRefused)
     """
-    if not spec.obj_attr_is_set("flavor") or spec.flavor is None:
-        raise exception.InvalidRequest(reason="the request has no flavor")
+    profile, packing = profiles_mod.profile_of(
+        spec, profiles or profiles_mod.NOVA_PROFILES)
     if not instance_uuids:
         raise exception.InvalidRequest(reason="no instance uuids given")
     if len(instance_uuids) > _MAX_INSTANCES:
@@ -202,11 +207,12 @@ def from_spec(spec, instance_uuids, lookup):
     # canonical typed values, as Nova's ImageMetaProps holds them
     image_props = image_meta.canonical(
         dict(spec.image.properties) if spec.image else {})
-    cpu = numa_mod.cpu_request(spec.flavor, image_props)
-    groups = _build_groups(spec, cpu)
+    flavor = _flavor(spec)
+    cpu = numa_mod.cpu_request(flavor, image_props)
+    groups = _build_groups(spec, flavor, cpu)
     _check_trait_conflicts(groups)
-    group_policy = _group_policy(spec, groups)
-    topology = numa_mod.guest_topology(spec.flavor, image_props, cpu)
+    group_policy = _group_policy(spec, flavor, groups)
+    topology = numa_mod.guest_topology(flavor, image_props, cpu)
     resources = collections.Counter()
     for group in groups:
         resources.update(group.resources)
@@ -227,13 +233,28 @@ def from_spec(spec, instance_uuids, lookup):
         instance_group=_group_state(spec, lookup),
         same_host=_hint_hosts(hints, "same_host", lookup),
         different_host=_hint_hosts(hints, "different_host", lookup),
-        extra_specs=dict(spec.flavor.extra_specs),
+        extra_specs=dict(flavor.extra_specs),
         image_properties=image_props,
         hints=hints, numa=topology, project_id=spec.project_id,
         image_id=spec.image.id if spec.image else None,
         same_subtree=same_subtree, root_required=root_required,
-        root_forbidden=root_forbidden,
+        root_forbidden=root_forbidden, profile=profile.name,
+        packing=packing, provider_kinds=profile.provider_kinds,
+        capabilities=dict(spec.capabilities),
         **containers.request_fields(hints))
+
+
+def _flavor(spec):
+    """The spec's flavor; for a request without one, a flavor of nothing
+    (no resources, no extra specs): its request groups say it all."""
+    if spec.obj_attr_is_set("flavor") and spec.flavor is not None:
+        return spec.flavor
+    return _NO_FLAVOR
+
+
+_NO_FLAVOR = objects_request_spec.Flavor(
+    name="", vcpus=0, memory_mb=0, root_gb=0, ephemeral_gb=0, swap=0,
+    extra_specs={})
 
 
 def _check_trait_conflicts(groups):
@@ -250,7 +271,7 @@ def _check_trait_conflicts(groups):
                        % (group.suffix, "; ".join(conflicts)))
 
 
-def _group_policy(spec, groups):
+def _group_policy(spec, flavor, groups):
     """``none`` or ``isolate``: the spec's, else the flavor's
     ``group_policy`` extra spec, as Nova reads it.
 
@@ -259,8 +280,7 @@ def _group_policy(spec, groups):
     comes from the flavor (the others from ports); Gantt does the same, and
     refuses the request when the flavor itself names two or more.
     """
-    policy = spec.group_policy or spec.flavor.extra_specs.get(
-        "group_policy")
+    policy = spec.group_policy or flavor.extra_specs.get("group_policy")
     if policy is not None:
         if policy not in _GROUP_POLICIES:
             raise exception.InvalidRequest(
@@ -268,7 +288,7 @@ def _group_policy(spec, groups):
                        % (policy,))
         return policy
     suffixed = [g.suffix for g in groups if g.suffix]
-    from_flavor = _flavor_suffixes(spec.flavor.extra_specs)
+    from_flavor = _flavor_suffixes(flavor.extra_specs)
     if len(suffixed) > 1 and len(from_flavor) > 1:
         raise exception.InvalidRequest(
             reason="the flavor names %d numbered request groups (%s) but no "

@@ -208,6 +208,8 @@ def test_the_shipped_example_request_explains(daemon, tmp_path):
     text = ok(daemon, "explain", str(spec))
     assert text.startswith("3 of 3 hosts")
     assert "Best 3 of 3 hosts" in text
+    # the profile that ranked: Gantt's default, which packs
+    assert "\nProfile: default, packing: balanced+stack\n" in text
     result = as_json(daemon, "explain", str(spec), "--limit", "2")
     assert (result["considered"], result["passed"]) == (3, 3)
     assert len(result["weighed"]) == 2

@@ -103,9 +103,21 @@ def test_upgrade_check_says_what_to_do(tmp_path):
     _sync(tmp_path)
     code, text = _status(tmp_path)
     assert code == 0, text
-    for check in ("Database schema", "Enabled filters and weighers",
+    for check in ("Database schema", "Scheduling profiles",
                   "Liveness settings", "RPC version cap"):
         assert "Check: %s Result: Success" % check in text
+
+
+def test_upgrade_check_fails_for_a_wrong_profile(tmp_path):
+    _status(tmp_path)
+    _sync(tmp_path)
+    code, text = _status(tmp_path, "[scheduler]\nprofiles = volume\n"
+                                   "[profile:volume]\nprovider_kinds = "
+                                   "volume\n")
+    assert code == 2, text
+    assert "Check: Scheduling profiles Result: Failure" in text
+    assert "profile volume considers volume providers, but ComputeFilter" \
+        in text
 
 
 def test_upgrade_check_reminds_of_a_version_cap(tmp_path):
@@ -140,4 +152,18 @@ def test_a_cap_the_daemon_cannot_honour_stops_it(tmp_path, cap, says):
     result = _run("gantt-scheduler", "--config-file", str(conf))
     assert result.returncode == 2, result.stdout + result.stderr
     assert says in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_profile_with_an_unknown_weigher_stops_the_daemon(tmp_path):
+    conf = tmp_path / "gantt.conf"
+    conf.write_text("[database]\nconnection = sqlite:///%s\n"
+                    "[scheduler]\nprofiles = packed\n"
+                    "[profile:packed]\nenabled_weighers = Tetris\n"
+                    % (tmp_path / "g.sqlite"))
+    _sync(tmp_path)
+    result = _run("gantt-scheduler", "--config-file", str(conf))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "profile packed: unknown weighers Tetris; known: " \
+        in result.stderr
     assert "Traceback" not in result.stdout + result.stderr

@@ -119,6 +119,9 @@ def make_conf(world, filter_names):
     conf([], project="gantt", default_config_files=[])
     conf.set_override("enabled_filters", list(filter_names),
                       "filter_scheduler")
+    # Nova's profile, whatever Gantt's default packing: the weighers
+    # exactly as the world configures them
+    conf.set_override("packing", "", "filter_scheduler")
     for key, value in world.config.items():
         group, name = key.split(".", 1)
         conf.set_override(name, value, group)

@@ -12,6 +12,10 @@ import typing
 
 import numpy as np
 
+#: ``provider_kinds`` of the plugins that read what only Nova's compute
+#: hosts report (NUMA cells, PCI pools, hypervisor capabilities, images)
+COMPUTE = frozenset({"compute"})
+
 
 class BaseFilter:
     """The filter contract.
@@ -19,10 +23,15 @@ class BaseFilter:
     :attr name: the entry-point name operators list in ``enabled_filters``;
         NoValidHost summaries say "<count> <name>" for the hosts it removed
     :attr always_run: still applies to forced hosts (resource fit does)
+    :attr provider_kinds: the kinds of provider the rule applies to (a
+        frozenset, e.g. :data:`COMPUTE`); None: every kind. A profile
+        that considers a kind its filter does not apply to is refused at
+        start-up (``gantt.scheduler.pipeline.profiles``).
     """
 
     name = None
     always_run = False
+    provider_kinds = None
 
     def __init__(self, conf):
         self.conf = conf

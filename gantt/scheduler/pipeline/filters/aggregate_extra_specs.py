@@ -37,6 +37,7 @@ def _matches(raw_value, expr):
 
 class AggregateInstanceExtraSpecsFilter(filters.BaseFilter):
     name = "AggregateInstanceExtraSpecsFilter"
+    provider_kinds = filters.COMPUTE
 
     def applies(self, request):
         return bool(wanted(request.extra_specs))

@@ -15,6 +15,7 @@ from gantt.scheduler.state import aggregates
 
 class AggregateImagePropertiesIsolation(filters.BaseFilter):
     name = "AggregateImagePropertiesIsolation"
+    provider_kinds = filters.COMPUTE
 
     def _considered(self, key):
         fs = self.conf.filter_scheduler

@@ -57,6 +57,7 @@ def _in(network, host_ip):
 
 class SimpleCIDRAffinityFilter(filters.BaseFilter):
     name = "SimpleCIDRAffinityFilter"
+    provider_kinds = filters.COMPUTE
 
     def applies(self, request):
         return network_of(request) is not None

@@ -117,6 +117,7 @@ def _verdict(value, expr):
 
 class ComputeCapabilitiesFilter(filters.BaseFilter):
     name = "ComputeCapabilitiesFilter"
+    provider_kinds = filters.COMPUTE
 
     def applies(self, request):
         return bool(wanted(request.extra_specs))

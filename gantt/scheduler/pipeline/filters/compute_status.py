@@ -10,6 +10,7 @@ class ComputeFilter(filters.BaseFilter):
     older than ``[scheduler] service_down_time``."""
 
     name = "ComputeFilter"
+    provider_kinds = filters.COMPUTE
 
     def host_passes(self, host, request):
         return host.up and not host.disabled

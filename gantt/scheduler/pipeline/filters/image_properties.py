@@ -85,6 +85,7 @@ def version_satisfies(hypervisor_version, requirement):
 
 class ImagePropertiesFilter(filters.BaseFilter):
     name = "ImagePropertiesFilter"
+    provider_kinds = filters.COMPUTE
 
     def applies(self, request):
         return any(wanted(self.conf, request.image_properties))

@@ -14,6 +14,7 @@ KEY = "max_io_ops_per_host"
 
 class IoOpsFilter(filters.BaseFilter):
     name = "IoOpsFilter"
+    provider_kinds = filters.COMPUTE
 
     def _limit(self):
         return self.conf.filter_scheduler.max_io_ops_per_host

@@ -11,6 +11,7 @@ from gantt.scheduler.pipeline import filters
 
 class IsolatedHostsFilter(filters.BaseFilter):
     name = "IsolatedHostsFilter"
+    provider_kinds = filters.COMPUTE
 
     def _settings(self, request):
         fs = self.conf.filter_scheduler

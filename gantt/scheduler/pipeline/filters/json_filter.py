@@ -233,6 +233,7 @@ def _literal_truth(arg):
 
 class JsonFilter(filters.BaseFilter):
     name = "JsonFilter"
+    provider_kinds = filters.COMPUTE
 
     def applies(self, request):
         return query_of(request) is not None

@@ -26,6 +26,7 @@ def weight_setting(conf):
 
 class MetricsFilter(filters.BaseFilter):
     name = "MetricsFilter"
+    provider_kinds = filters.COMPUTE
 
     def _names(self):
         return {name for name, _ratio in weight_setting(self.conf)}

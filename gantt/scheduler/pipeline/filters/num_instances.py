@@ -14,6 +14,7 @@ KEY = "max_instances_per_host"
 
 class NumInstancesFilter(filters.BaseFilter):
     name = "NumInstancesFilter"
+    provider_kinds = filters.COMPUTE
 
     def _limit(self):
         return self.conf.filter_scheduler.max_instances_per_host

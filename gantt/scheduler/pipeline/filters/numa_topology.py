@@ -17,6 +17,7 @@ from gantt.scheduler.state import numa
 
 class NUMATopologyFilter(filters.BaseFilter):
     name = "NUMATopologyFilter"
+    provider_kinds = filters.COMPUTE
 
     def applies(self, request):
         return request.numa is not None

@@ -22,6 +22,7 @@ def requests(aliases, request):
 
 class PciPassthroughFilter(filters.BaseFilter):
     name = "PciPassthroughFilter"
+    provider_kinds = filters.COMPUTE
 
     def __init__(self, conf):
         super().__init__(conf)

@@ -16,13 +16,21 @@ def _lists(value, flavor_name):
 
 class AggregateTypeAffinityFilter(filters.BaseFilter):
     name = "AggregateTypeAffinityFilter"
+    provider_kinds = filters.COMPUTE
 
     def host_passes(self, host, request):
         values = aggregates.values(host, KEY)
-        name = request.spec.flavor.name
+        name = _flavor_name(request)
         return not values or any(_lists(v, name) for v in values)
 
     def passes_columns(self, view, request):
-        name = request.spec.flavor.name
+        name = _flavor_name(request)
         return ~aggregates.rows_with_key(view, KEY) | aggregates.rows_where(
             view, KEY, lambda v: _lists(v, name))
+
+
+def _flavor_name(request):
+    """The request's flavor's name; None without a flavor (a request of
+    request groups only matches no ``instance_type`` list)."""
+    flavor = request.spec.flavor
+    return flavor.name if flavor is not None else None

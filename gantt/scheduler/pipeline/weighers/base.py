@@ -34,9 +34,12 @@ class BaseWeigher:
         ``multiplier_group``, ``[filter_scheduler]`` by default); it is also
         the aggregate metadata key that overrides it per host
     :attr minval, maxval: bounds of the raw values (None: observed)
+    :attr provider_kinds: the kinds of provider it weighs (a frozenset,
+        e.g. ``filters.COMPUTE``); None: every kind (see the filters')
     """
 
     name = None
+    provider_kinds = None
     multiplier_option = None
     multiplier_group = "filter_scheduler"
     #: the aggregate metadata key; None: the option's name

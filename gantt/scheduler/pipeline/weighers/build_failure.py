@@ -6,6 +6,7 @@ does not; the agent resets it after a successful build); the multiplier is
 other weighers), so a failing host is used last rather than disabled.
 """
 
+from gantt.scheduler.pipeline import filters
 from gantt.scheduler.pipeline import weighers
 from gantt.scheduler.state import columns
 
@@ -13,6 +14,7 @@ STAT = "failed_builds"
 
 
 class BuildFailureWeigher(weighers.BaseWeigher):
+    provider_kinds = filters.COMPUTE
     name = "BuildFailureWeigher"
     multiplier_option = "build_failure_weight_multiplier"
 

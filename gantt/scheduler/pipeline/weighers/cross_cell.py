@@ -7,6 +7,7 @@ the others -1; otherwise every host weighs 0.
 
 import numpy as np
 
+from gantt.scheduler.pipeline import filters
 from gantt.scheduler.pipeline import prefilters
 from gantt.scheduler.pipeline import weighers
 
@@ -20,6 +21,7 @@ def preferred_cell(request):
 
 
 class CrossCellWeigher(weighers.BaseWeigher):
+    provider_kinds = filters.COMPUTE
     name = "CrossCellWeigher"
     multiplier_option = "cross_cell_move_weight_multiplier"
 

@@ -6,10 +6,12 @@ defaults IoOps prefers idle hosts (multiplier -1.0) and NumInstances is off
 IoOps, as Nova's, normalises from 0 (``minval = 0``).
 """
 
+from gantt.scheduler.pipeline import filters
 from gantt.scheduler.pipeline import weighers
 
 
 class _CountWeigher(weighers.BaseWeigher):
+    provider_kinds = filters.COMPUTE
     column = None
 
     def weigh_host(self, host, request):

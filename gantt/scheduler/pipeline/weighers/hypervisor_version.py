@@ -4,6 +4,7 @@ The raw value is the ``hypervisor_version`` capability, an integer (0 when
 the host does not report one or it is not a number).
 """
 
+from gantt.scheduler.pipeline import filters
 from gantt.scheduler.pipeline import weighers
 from gantt.scheduler.state import columns
 
@@ -11,6 +12,7 @@ CAPABILITY = "hypervisor_version"
 
 
 class HypervisorVersionWeigher(weighers.BaseWeigher):
+    provider_kinds = filters.COMPUTE
     name = "HypervisorVersionWeigher"
     multiplier_option = "hypervisor_version_weight_multiplier"
 

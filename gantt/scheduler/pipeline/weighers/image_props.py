@@ -13,6 +13,7 @@ unlisted ones 0 otherwise). As in Nova the weigher does nothing while
 
 import numpy as np
 
+from gantt.scheduler.pipeline import filters
 from gantt.scheduler.pipeline import weighers
 from gantt.scheduler.state import columns
 
@@ -24,6 +25,7 @@ def stat_key(prop, value):
 
 
 class ImagePropertiesWeigher(weighers.BaseWeigher):
+    provider_kinds = filters.COMPUTE
     name = "ImagePropertiesWeigher"
     multiplier_option = "image_props_weight_multiplier"
 

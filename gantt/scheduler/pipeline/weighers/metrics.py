@@ -10,11 +10,13 @@ per host by the aggregate key ``metrics_weight_multiplier``.
 
 import numpy as np
 
+from gantt.scheduler.pipeline import filters
 from gantt.scheduler.pipeline import weighers
 from gantt.scheduler.pipeline.filters import metrics as metrics_filter
 
 
 class MetricsWeigher(weighers.BaseWeigher):
+    provider_kinds = filters.COMPUTE
     name = "MetricsWeigher"
     multiplier_option = "weight_multiplier"
     multiplier_group = "metrics"

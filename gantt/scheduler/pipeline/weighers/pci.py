@@ -7,12 +7,14 @@ requests with them stack onto the hosts that have fewest (Nova's rule).
 
 import numpy as np
 
+from gantt.scheduler.pipeline import filters
 from gantt.scheduler.pipeline import weighers
 
 MAX_DEVS = 100
 
 
 class PCIWeigher(weighers.BaseWeigher):
+    provider_kinds = filters.COMPUTE
     name = "PCIWeigher"
     multiplier_option = "pci_weight_multiplier"
 

@@ -13,6 +13,9 @@ from gantt.objects import pci as pci_obj
 from gantt.objects import request_spec
 from gantt.tests import factories
 
+# the hosts these tests expect are those Nova's spreading weighers pick
+pytestmark = pytest.mark.usefixtures("nova_spreading")
+
 AGG_SSD = "a0a0a0a0-0000-4000-8000-000000000001"
 AGG_AZ = "a0a0a0a0-0000-4000-8000-000000000002"
 TENANT = "a0a0a0a0-0000-4000-8000-000000000003"

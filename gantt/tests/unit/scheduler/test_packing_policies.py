@@ -7,9 +7,10 @@ from gantt.scheduler.pipeline import packing
 DEFAULTS = ["RAMWeigher", "CPUWeigher", "DiskWeigher"]
 
 
-def test_spread_keeps_the_operators_weighers_and_multipliers():
+def test_spread_sets_novas_resource_multipliers_and_keeps_the_weighers():
     assert packing.settings("spread", DEFAULTS) == {
-        "enabled_weighers": DEFAULTS}
+        "enabled_weighers": DEFAULTS, "ram_weight_multiplier": 1.0,
+        "cpu_weight_multiplier": 1.0, "disk_weight_multiplier": 1.0}
 
 
 def test_stack_turns_every_resource_weigher_round():

@@ -8,6 +8,9 @@ import pytest
 from gantt import scheduler as scheduler_mod
 from gantt.tests import factories
 
+# the hosts these tests expect are those Nova's spreading weighers pick
+pytestmark = pytest.mark.usefixtures("nova_spreading")
+
 TRIES = 40
 
 

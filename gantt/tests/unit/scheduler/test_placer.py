@@ -13,6 +13,9 @@ from gantt.scheduler.pipeline import picking
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import service_helpers as h
 
+# the hosts these tests expect are those Nova's spreading weighers pick
+pytestmark = pytest.mark.usefixtures("nova_spreading")
+
 
 def test_select_claims_the_best_host_and_returns_alternates(scheduler):
     for name, size in (("h1", 1), ("h2", 4), ("h3", 3), ("h4", 2)):

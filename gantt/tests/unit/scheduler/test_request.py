@@ -181,9 +181,9 @@ def test_invalid_request_names_the_bad_value(kwargs, named):
     assert str(raised.value).startswith("Invalid request: ")
 
 
-def test_missing_flavor_is_invalid():
+def test_a_request_without_flavor_nor_groups_is_invalid():
     spec = request_spec.RequestSpec()
-    with pytest.raises(exception.InvalidRequest, match="no flavor"):
+    with pytest.raises(exception.InvalidRequest, match="no resources"):
         translate.from_spec(spec, factories.uuids(1), helpers.FakeLookup())
 
 
