@@ -1,12 +1,16 @@
-"""ClaimService end to end on SQLite: release, reclaim, broadcasts."""
+"""ClaimService end to end on SQLite: release, reclaim, moves,
+broadcasts, and claims that keep losing their race."""
 
 
+from oslo_db import exception as db_exc
 import pytest
 import sqlalchemy as sa
 
 from gantt import exception
 from gantt import scheduler as scheduler_mod
+from gantt.db import allocations
 from gantt.db import models
+from gantt.scheduler import claims
 from gantt.scheduler import selections
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import service_helpers as h
@@ -132,3 +136,145 @@ def test_reclaim_keeps_the_consumer_s_project_and_user(scheduler):
         row = conn.execute(sa.select(consumers.c.project_id,
                                      consumers.c.user_id)).one()
     assert tuple(row) == ("proj-a", "user-b")
+
+
+# -- moves --------------------------------------------------------------------
+
+SMALL = {"VCPU": 1, "MEMORY_MB": 1024, "DISK_GB": 10}
+OWNER = allocations.ConsumerInfo(project_id="proj-a", user_id="user-b")
+
+
+def _moving(scheduler):
+    """An instance claimed on h1 whose move to h2 is claimed: ``(instance,
+    migration)``."""
+    for name in ("h1", "h2"):
+        h.report(scheduler, name)
+    instance, migration = factories.uuids(2)
+    scheduler.claims.claim(instance, {factories.host_uuid("h1"): SMALL},
+                           owner=OWNER)
+    scheduler.claims.claim_move(instance, {factories.host_uuid("h2"): SMALL},
+                                owner=OWNER, migration_uuid=migration)
+    return instance, migration
+
+
+def _owners(db):
+    with db.begin() as conn:
+        return {tuple(r) for r in conn.execute(sa.select(
+            h.CONSUMERS.c.uuid, h.CONSUMERS.c.project_id,
+            h.CONSUMERS.c.user_id))}
+
+
+def test_a_move_holds_both_hosts_under_the_instance_s_owner(scheduler):
+    instance, migration = _moving(scheduler)
+    assert h.hosts_of(scheduler.stats.db, migration) == {"h1"}
+    assert h.hosts_of(scheduler.stats.db, instance) == {"h2"}
+    assert h.cache_used(scheduler, "h1") == SMALL
+    assert h.cache_used(scheduler, "h2") == SMALL
+    # the migration's source still counts against the instance's project
+    assert _owners(scheduler.stats.db) == {
+        (instance, "proj-a", "user-b"), (migration, "proj-a", "user-b")}
+
+
+def test_confirming_a_move_frees_the_source(scheduler):
+    instance, migration = _moving(scheduler)
+    assert scheduler.claims.confirm_move(migration) is True
+    assert h.allocations(scheduler.stats.db, migration) == []
+    assert h.hosts_of(scheduler.stats.db, instance) == {"h2"}
+    assert h.cache_used(scheduler, "h1") == {}
+    assert h.cache_used(scheduler, "h2") == SMALL
+    assert scheduler.claims.confirm_move(migration) is False
+
+
+def test_reverting_a_move_gives_the_source_back(scheduler):
+    instance, migration = _moving(scheduler)
+    assert scheduler.claims.revert_move(instance, migration) is True
+    assert h.allocations(scheduler.stats.db, migration) == []
+    assert h.hosts_of(scheduler.stats.db, instance) == {"h1"}
+    assert h.cache_used(scheduler, "h1") == SMALL
+    assert h.cache_used(scheduler, "h2") == {}
+    # nothing is held by the migration any more: a repeated revert (or a
+    # confirm after it) changes nothing
+    assert scheduler.claims.revert_move(instance, migration) is False
+    assert scheduler.claims.confirm_move(migration) is False
+    assert h.hosts_of(scheduler.stats.db, instance) == {"h1"}
+
+
+def test_a_move_claim_keeps_the_group_rule(scheduler):
+    # the host was chosen on a view that did not show the other member
+    # yet: the claim itself refuses to put two anti-affinity members on
+    # one host
+    for name in ("h1", "h2"):
+        h.report(scheduler, name)
+    rule = allocations.GroupClaim(h.GROUP, "anti-affinity")
+    owner = allocations.ConsumerInfo(group=rule)
+    a, b, migration = factories.uuids(3)
+    scheduler.claims.claim(a, {factories.host_uuid("h1"): SMALL}, owner=owner)
+    scheduler.claims.claim(b, {factories.host_uuid("h2"): SMALL}, owner=owner)
+    with pytest.raises(exception.GroupPolicyViolation):
+        scheduler.claims.claim_move(a, {factories.host_uuid("h2"): SMALL},
+                                    owner=owner, migration_uuid=migration)
+    assert h.hosts_of(scheduler.stats.db, a) == {"h1"}
+    assert h.allocations(scheduler.stats.db, migration) == []
+
+
+# -- lost races ---------------------------------------------------------------
+
+def _deadlocked(*args, **kwargs):
+    raise db_exc.DBDeadlock()
+
+
+@pytest.fixture
+def waits(monkeypatch):
+    """The back-off bounds of lost races, as ``[(low, high)]``; no wait is
+    slept (each would be its upper bound)."""
+    bounds, slept = [], []
+
+    def uniform(low, high):
+        bounds.append((low, high))
+        return high
+
+    monkeypatch.setattr(claims.random, "uniform", uniform)
+    monkeypatch.setattr(claims.time, "sleep", slept.append)
+    yield bounds
+    assert slept == [high for _low, high in bounds]
+
+
+def test_a_claim_that_keeps_losing_backs_off_then_gives_up(
+        sqlite_db, monkeypatch, waits):
+    # each lost race waits a random time from zero up to a bound that
+    # doubles from 2 ms and stops at 64 ms, so that the losers do not
+    # meet again and a claim that cannot win gives up quickly
+    monkeypatch.setattr(claims.moves, "move_claim", _deadlocked)
+    claimer = claims.Claimer(sqlite_db, conflict_retries=7)
+    instance, migration = factories.uuids(2)
+    # a destination on two providers: a host and a disk pool
+    destination = {factories.host_uuid("h2"): SMALL, "pool": {"DISK_GB": 5}}
+    with pytest.raises(exception.ClaimConflict) as raised:
+        claimer.move_claim(instance, destination, migration_uuid=migration)
+    assert [low for low, _high in waits] == [0] * 8
+    assert [high for _low, high in waits] == pytest.approx(
+        [0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.064, 0.064])
+    assert claimer.conflicts == 8
+    # the error says whose claim and which providers
+    assert str(raised.value) == (
+        "Resource provider %s,pool changed (generation ?) while claiming "
+        "for consumer %s" % (factories.host_uuid("h2"), instance))
+
+
+@pytest.mark.parametrize("step, names", [("confirm_move", "migration"),
+                                         ("revert_move", "instance")])
+def test_ending_a_move_that_keeps_losing_names_its_consumer(
+        sqlite_db, monkeypatch, waits, step, names):
+    # a confirm is the migration's change, a revert the instance's
+    monkeypatch.setattr(claims.moves, step, _deadlocked)
+    instance, migration = factories.uuids(2)
+    claimer = claims.Claimer(sqlite_db)
+    with pytest.raises(exception.ClaimConflict) as raised:
+        if step == "confirm_move":
+            claimer.confirm_move(migration)
+        else:
+            claimer.revert_move(instance, migration)
+    assert len(waits) == 6
+    assert str(raised.value) == (
+        "Resource provider * changed (generation ?) while claiming for "
+        "consumer %s" % {"migration": migration, "instance": instance}[names])
