@@ -2,6 +2,8 @@
 broadcasts, and claims that keep losing their race."""
 
 
+import collections
+
 from oslo_db import exception as db_exc
 import pytest
 import sqlalchemy as sa
@@ -12,8 +14,20 @@ from gantt.db import allocations
 from gantt.db import models
 from gantt.scheduler import claims
 from gantt.scheduler import selections
+from gantt.scheduler.pipeline import request as request_mod
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import service_helpers as h
+
+
+SMALL = {"VCPU": 1, "MEMORY_MB": 1024, "DISK_GB": 10}
+OWNER = allocations.ConsumerInfo(project_id="proj-a", user_id="user-b")
+
+
+def _owners(db):
+    with db.begin() as conn:
+        return {tuple(r) for r in conn.execute(sa.select(
+            h.CONSUMERS.c.uuid, h.CONSUMERS.c.project_id,
+            h.CONSUMERS.c.user_id))}
 
 
 def test_release_says_whether_this_call_freed_the_claim(scheduler):
@@ -138,11 +152,42 @@ def test_reclaim_keeps_the_consumer_s_project_and_user(scheduler):
     assert tuple(row) == ("proj-a", "user-b")
 
 
+def test_instances_placed_together_belong_to_the_request_s_owner(scheduler):
+    for name in ("p1", "p2"):
+        h.report(scheduler, name)
+    spec = factories.request(project_id="proj-a", user_id="user-b")
+    uuids = factories.uuids(2)
+    scheduler.placer.select_destinations(spec, uuids)
+    assert _owners(scheduler.stats.db) == {
+        (uuid, "proj-a", "user-b") for uuid in uuids}
+
+
+def test_a_broken_group_rule_rereads_where_the_members_are(scheduler):
+    # another worker put member b on h2 after this request read the group
+    for name in ("h1", "h2"):
+        h.report(scheduler, name)
+    rule = allocations.GroupClaim(h.GROUP, "anti-affinity")
+    a, b = factories.uuids(2)
+    scheduler.claims.claimer.claim(b, {factories.host_uuid("h2"): SMALL},
+                                   group=rule)
+    group = request_mod.GroupState(h.GROUP, "anti-affinity", 1,
+                                   collections.Counter())
+    on_h2 = {factories.host_uuid("h2"): SMALL}
+    # a lack of room says nothing about the group: what the request
+    # knows of it stays
+    scheduler.claims.refresh(on_h2, exception.CapacityExceeded(
+        provider="h2", amount=1, resource_class="VCPU", consumer=a,
+        reason="full"), group)
+    assert group.hosts == {}
+    scheduler.claims.refresh(on_h2, exception.GroupPolicyViolation(
+        consumer=a, host="h2", policy="anti-affinity", group=h.GROUP),
+        group)
+    assert group.hosts == {"h2": 1}
+    # and the usage the claim found is in the cache
+    assert h.cache_used(scheduler, "h2") == SMALL
+
+
 # -- moves --------------------------------------------------------------------
-
-SMALL = {"VCPU": 1, "MEMORY_MB": 1024, "DISK_GB": 10}
-OWNER = allocations.ConsumerInfo(project_id="proj-a", user_id="user-b")
-
 
 def _moving(scheduler):
     """An instance claimed on h1 whose move to h2 is claimed: ``(instance,
@@ -155,13 +200,6 @@ def _moving(scheduler):
     scheduler.claims.claim_move(instance, {factories.host_uuid("h2"): SMALL},
                                 owner=OWNER, migration_uuid=migration)
     return instance, migration
-
-
-def _owners(db):
-    with db.begin() as conn:
-        return {tuple(r) for r in conn.execute(sa.select(
-            h.CONSUMERS.c.uuid, h.CONSUMERS.c.project_id,
-            h.CONSUMERS.c.user_id))}
 
 
 def test_a_move_holds_both_hosts_under_the_instance_s_owner(scheduler):
