@@ -18,7 +18,6 @@ from gantt.scheduler.pipeline import request as request_mod
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import service_helpers as h
 
-
 SMALL = {"VCPU": 1, "MEMORY_MB": 1024, "DISK_GB": 10}
 OWNER = allocations.ConsumerInfo(project_id="proj-a", user_id="user-b")
 
@@ -187,6 +186,36 @@ def test_a_broken_group_rule_rereads_where_the_members_are(scheduler):
     assert h.cache_used(scheduler, "h2") == SMALL
 
 
+def test_a_best_effort_roll_back_frees_what_it_can(scheduler, monkeypatch,
+                                                  caplog):
+    # an all-or-nothing request failed half-way on an outage: the claims
+    # it made are released where the database lets it, and the caller is
+    # told which one it must release itself
+    h.report(scheduler, "h1")
+    stuck, freed = factories.uuids(2)
+    for uuid in (stuck, freed):
+        scheduler.claims.claim(uuid, {factories.host_uuid("h1"): SMALL},
+                               owner=OWNER)
+    release = scheduler.claims.claimer.release
+
+    def failing(uuid):
+        if uuid == stuck:
+            raise RuntimeError("database gone")
+        return release(uuid)
+
+    monkeypatch.setattr(scheduler.claims.claimer, "release", failing)
+    scheduler.claims.roll_back([stuck, freed], best_effort=True)
+    assert h.hosts_of(scheduler.stats.db, stuck) == {"h1"}
+    assert h.allocations(scheduler.stats.db, freed) == []
+    assert [r.getMessage() for r in caplog.records
+            if r.levelname == "ERROR"] == [
+        "Could not roll back the claim of %s; the caller must release it "
+        "(or retry with the same uuid, which replaces it)" % stuck]
+    # otherwise the failure is the caller's
+    with pytest.raises(RuntimeError, match="database gone"):
+        scheduler.claims.roll_back([stuck])
+
+
 # -- moves --------------------------------------------------------------------
 
 def _moving(scheduler):
@@ -316,3 +345,26 @@ def test_ending_a_move_that_keeps_losing_names_its_consumer(
     assert str(raised.value) == (
         "Resource provider * changed (generation ?) while claiming for "
         "consumer %s" % {"migration": migration, "instance": instance}[names])
+
+
+def test_a_batch_that_loses_its_race_is_tried_once(sqlite_db, monkeypatch,
+                                                   waits):
+    # the placer claims the instances one by one instead, each moving on
+    # to its next host on failure; the error names the batch by its first
+    # three instances
+    tries = []
+
+    def deadlocked(*args, **kwargs):
+        tries.append(args)
+        raise db_exc.DBDeadlock()
+
+    monkeypatch.setattr(claims.allocations, "claim_new", deadlocked)
+    uuids = factories.uuids(4)
+    with pytest.raises(exception.ClaimConflict) as raised:
+        claims.Claimer(sqlite_db).claim_new([
+            allocations.NewClaim(u, {factories.host_uuid("h1"): SMALL})
+            for u in uuids])
+    assert len(tries) == 1
+    assert str(raised.value) == (
+        "Resource provider * changed (generation ?) while claiming for "
+        "consumer %s" % ",".join(uuids[:3]))
