@@ -3,6 +3,7 @@ broadcasts, and claims that keep losing their race."""
 
 
 import collections
+import logging
 
 from oslo_db import exception as db_exc
 import pytest
@@ -27,6 +28,10 @@ def _owners(db):
         return {tuple(r) for r in conn.execute(sa.select(
             h.CONSUMERS.c.uuid, h.CONSUMERS.c.project_id,
             h.CONSUMERS.c.user_id))}
+
+
+def _messages(caplog, level):
+    return [r.getMessage() for r in caplog.records if r.levelname == level]
 
 
 def test_release_says_whether_this_call_freed_the_claim(scheduler):
@@ -207,8 +212,7 @@ def test_a_best_effort_roll_back_frees_what_it_can(scheduler, monkeypatch,
     scheduler.claims.roll_back([stuck, freed], best_effort=True)
     assert h.hosts_of(scheduler.stats.db, stuck) == {"h1"}
     assert h.allocations(scheduler.stats.db, freed) == []
-    assert [r.getMessage() for r in caplog.records
-            if r.levelname == "ERROR"] == [
+    assert _messages(caplog, "ERROR") == [
         "Could not roll back the claim of %s; the caller must release it "
         "(or retry with the same uuid, which replaces it)" % stuck]
     # otherwise the failure is the caller's
@@ -306,18 +310,27 @@ def waits(monkeypatch):
     assert slept == [high for _low, high in bounds]
 
 
+@pytest.mark.parametrize("move", [False, True])
 def test_a_claim_that_keeps_losing_backs_off_then_gives_up(
-        sqlite_db, monkeypatch, waits):
-    # each lost race waits a random time from zero up to a bound that
-    # doubles from 2 ms and stops at 64 ms, so that the losers do not
-    # meet again and a claim that cannot win gives up quickly
-    monkeypatch.setattr(claims.moves, "move_claim", _deadlocked)
+        sqlite_db, monkeypatch, caplog, waits, move):
+    caplog.set_level(logging.DEBUG, logger=claims.__name__)
+    # each lost race (here a deadlock) waits a random time from zero up
+    # to a bound that doubles from 2 ms and stops at 64 ms, so that the
+    # losers do not meet again and a claim that cannot win gives up soon
+    if move:
+        monkeypatch.setattr(claims.moves, "move_claim", _deadlocked)
+    else:
+        monkeypatch.setattr(claims.allocations, "claim", _deadlocked)
     claimer = claims.Claimer(sqlite_db, conflict_retries=7)
     instance, migration = factories.uuids(2)
     # a destination on two providers: a host and a disk pool
     destination = {factories.host_uuid("h2"): SMALL, "pool": {"DISK_GB": 5}}
     with pytest.raises(exception.ClaimConflict) as raised:
-        claimer.move_claim(instance, destination, migration_uuid=migration)
+        if move:
+            claimer.move_claim(instance, destination,
+                               migration_uuid=migration)
+        else:
+            claimer.claim(instance, destination)
     assert [low for low, _high in waits] == [0] * 8
     assert [high for _low, high in waits] == pytest.approx(
         [0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.064, 0.064])
@@ -326,6 +339,56 @@ def test_a_claim_that_keeps_losing_backs_off_then_gives_up(
     assert str(raised.value) == (
         "Resource provider %s,pool changed (generation ?) while claiming "
         "for consumer %s" % (factories.host_uuid("h2"), instance))
+    # and each lost race is in the debug log, with whose claim lost
+    assert _messages(caplog, "DEBUG") == [
+        "Claim for %s lost a race (%s); retrying" % (instance, raised.value)
+    ] * 8
+
+
+def test_a_claim_that_keeps_finding_a_generation_moved_says_which(
+        sqlite_db, monkeypatch, waits):
+    # the compare-and-swap lost every time: the caller gets the last
+    # conflict the transaction found, as it found it
+    found = []
+
+    def moved(conn, consumer_uuid, *args, **kwargs):
+        found.append(exception.ClaimConflict(
+            provider=factories.host_uuid("h1"), seen=len(found),
+            consumer=consumer_uuid))
+        raise found[-1]
+
+    monkeypatch.setattr(claims.allocations, "claim", moved)
+    [instance] = factories.uuids(1)
+    claimer = claims.Claimer(sqlite_db)
+    with pytest.raises(exception.ClaimConflict) as raised:
+        claimer.claim(instance, {factories.host_uuid("h1"): SMALL})
+    assert len(found) == len(waits) == 6
+    assert raised.value is found[-1]
+    assert claimer.conflicts == 6
+
+
+def test_a_claim_whose_connection_keeps_dropping_gives_up(
+        sqlite_db, monkeypatch, caplog, waits):
+    # the connection died, maybe during COMMIT: claiming again replaces
+    # the claim if it was made, so it is retried like a lost race, and
+    # the operator is told each time
+    lost = db_exc.DBConnectionError("server has gone away")
+
+    def dropped(*args, **kwargs):
+        raise lost
+
+    monkeypatch.setattr(claims.allocations, "claim", dropped)
+    [instance] = factories.uuids(1)
+    claimer = claims.Claimer(sqlite_db)
+    with pytest.raises(exception.ClaimConflict) as raised:
+        claimer.claim(instance, {factories.host_uuid("h1"): SMALL})
+    assert str(raised.value) == (
+        "Resource provider (connection lost) changed (generation ?) while "
+        "claiming for consumer %s" % instance)
+    assert len(waits) == 6
+    assert _messages(caplog, "WARNING") == [
+        "Database connection lost while claiming for %s (%s); retrying" % (
+            instance, lost)] * 6
 
 
 @pytest.mark.parametrize("step, names", [("confirm_move", "migration"),
