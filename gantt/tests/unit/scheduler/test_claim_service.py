@@ -391,6 +391,33 @@ def test_a_claim_whose_connection_keeps_dropping_gives_up(
             instance, lost)] * 6
 
 
+@pytest.mark.parametrize("error, warned", [
+    (db_exc.DBDeadlock(), False),
+    (db_exc.DBConnectionError("server has gone away"), True)])
+def test_a_release_that_keeps_failing_gives_up(
+        sqlite_db, monkeypatch, caplog, waits, error, warned):
+    # a release that loses its race, or its connection, is tried again,
+    # six times in all; a lost connection is the operator's to know
+    tries = []
+
+    def failing(conn, consumer_uuid):
+        tries.append(consumer_uuid)
+        raise error
+
+    monkeypatch.setattr(claims.allocations, "release", failing)
+    [instance] = factories.uuids(1)
+    with pytest.raises(exception.ClaimConflict) as raised:
+        claims.Claimer(sqlite_db).release(instance)
+    assert tries == [instance] * 6
+    assert len(waits) == 6
+    assert str(raised.value) == (
+        "Resource provider * changed (generation ?) while claiming for "
+        "consumer %s" % instance)
+    assert _messages(caplog, "WARNING") == [
+        "Database connection lost while releasing %s; retrying" % instance
+    ] * (6 if warned else 0)
+
+
 @pytest.mark.parametrize("step, names", [("confirm_move", "migration"),
                                          ("revert_move", "instance")])
 def test_ending_a_move_that_keeps_losing_names_its_consumer(
