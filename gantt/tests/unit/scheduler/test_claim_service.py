@@ -4,6 +4,7 @@ broadcasts, and claims that keep losing their race."""
 
 import collections
 import logging
+import time
 
 from oslo_db import exception as db_exc
 import pytest
@@ -141,6 +142,26 @@ def test_claims_are_broadcast_to_peers(conf, sqlite_db):
           {"VCPU": 1, "MEMORY_MB": 1024, "DISK_GB": 10})],
         [(factories.host_uuid("h1"), {})]]
     assert sent[1][0].generation == sent[0][0].generation + 1
+    # stamped, so that a peer can say how late it learns of claims
+    assert all(time.time() - 60 < u.changed_at <= time.time()
+               for batch in sent for u in batch)
+    # a release that freed nothing has nothing to tell
+    mgr.claims.release(uuid)
+    assert len(sent) == 2
+
+
+def test_claims_are_not_broadcast_when_told_not_to(conf, sqlite_db):
+    conf.set_override("broadcast_claims", False, "scheduler")
+    sent = []
+    mgr = scheduler_mod.build(conf, sqlite_db, broadcast=sent.append)
+    mgr.stats.load_cache()
+    h.report(mgr, "h1")
+    [uuid] = factories.uuids(1)
+    mgr.placer.select_destinations(h.make_spec(), [uuid])
+    mgr.claims.release(uuid)
+    assert sent == []
+    # the worker's own cache still follows
+    assert h.cache_used(mgr, "h1") == {}
 
 
 def test_reclaim_keeps_the_consumer_s_project_and_user(scheduler):
@@ -193,6 +214,7 @@ def test_a_broken_group_rule_rereads_where_the_members_are(scheduler):
 
 def test_a_best_effort_roll_back_frees_what_it_can(scheduler, monkeypatch,
                                                   caplog):
+    caplog.set_level(logging.INFO, logger=claims.__name__)
     # an all-or-nothing request failed half-way on an outage: the claims
     # it made are released where the database lets it, and the caller is
     # told which one it must release itself
@@ -215,6 +237,8 @@ def test_a_best_effort_roll_back_frees_what_it_can(scheduler, monkeypatch,
     assert _messages(caplog, "ERROR") == [
         "Could not roll back the claim of %s; the caller must release it "
         "(or retry with the same uuid, which replaces it)" % stuck]
+    assert _messages(caplog, "INFO")[-1] == (
+        "Rolled back 2 claim(s) of an all-or-nothing request")
     # otherwise the failure is the caller's
     with pytest.raises(RuntimeError, match="database gone"):
         scheduler.claims.roll_back([stuck])
