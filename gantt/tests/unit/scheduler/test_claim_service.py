@@ -14,6 +14,7 @@ from gantt import exception
 from gantt import scheduler as scheduler_mod
 from gantt.db import allocations
 from gantt.db import models
+from gantt.objects import selection
 from gantt.scheduler import claims
 from gantt.scheduler import selections
 from gantt.scheduler.pipeline import request as request_mod
@@ -242,6 +243,22 @@ def test_a_best_effort_roll_back_frees_what_it_can(scheduler, monkeypatch,
     # otherwise the failure is the caller's
     with pytest.raises(RuntimeError, match="database gone"):
         scheduler.claims.roll_back([stuck])
+
+
+def test_claiming_allocations_again_replaces_them(scheduler):
+    # Placement's PUT /allocations/{consumer}: the second call moves the
+    # consumer, it is not refused as a consumer that exists
+    for name in ("h1", "h2"):
+        h.report(scheduler, name)
+    [consumer] = factories.uuids(1)
+    for host in ("h1", "h2"):
+        assert scheduler.claims.claim_allocations(
+            consumer, selection.AllocationRequest(allocations=[
+                selection.AllocationItem(
+                    resource_provider_uuid=factories.host_uuid(host),
+                    resources=SMALL)]), project_id="proj-a") is True
+    assert h.hosts_of(scheduler.stats.db, consumer) == {"h2"}
+    assert h.cache_used(scheduler, "h1") == {}
 
 
 # -- moves --------------------------------------------------------------------
