@@ -36,3 +36,13 @@ def test_several_hosts_of_one_zone(conf):
 def test_no_zone_requested_means_any_host(conf, wanted):
     request = helpers.make_request(availability_zone=wanted)
     assert not availability_zone.AvailabilityZoneFilter(conf).applies(request)
+
+
+@pytest.mark.parametrize("aggregate_zones, reported, expected", [
+    (["az2", "az3"], "az1", {"az2", "az3"}),   # the aggregates' zones win
+    ([], "az1", {"az1"}),
+    ([], None, set()),                        # no zone: `gantt host list`
+    ([], "", set()),                          # shows none, not "None"
+])
+def test_the_zones_a_host_is_in(aggregate_zones, reported, expected):
+    assert availability_zone.zones_of(aggregate_zones, reported) == expected

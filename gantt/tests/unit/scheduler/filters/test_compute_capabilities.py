@@ -91,3 +91,31 @@ def test_nova_s_lookups(conf, extra_specs, expected):
     flt = compute_capabilities.ComputeCapabilitiesFilter(conf)
     assert flt.applies(request)
     helpers.assert_both_paths(flt, _nova_view(), request, expected)
+
+
+def test_an_unscoped_key_is_checked_as_a_capability_or_a_stat(conf):
+    # hosts report gpu_model in either dict: each is judged on its own
+    # value, and a host that reports it in neither is not checked
+    view = helpers.make_view(
+        helpers.node("cap", capabilities={"gpu_model": "a100"}),
+        helpers.node("stat", stats={"gpu_model": "a100"}),
+        helpers.node("other", stats={"gpu_model": "t4"}),
+        helpers.node("bare"))
+    request = helpers.make_request(factories.flavor(
+        extra_specs={"gpu_model": "a100"}))
+    helpers.assert_both_paths(
+        compute_capabilities.ComputeCapabilitiesFilter(conf), view, request,
+        [True, True, False, True])
+
+
+def test_stats_alone_is_a_name_like_any_other(conf):
+    # only capabilities:stats:X means the stat X; capabilities:stats is
+    # what the host reports under the name "stats"
+    view = helpers.make_view(helpers.node("h1", capabilities={"stats": "on"}),
+                             helpers.node("h2", stats={"stats": "on"}),
+                             helpers.node("bare"))
+    request = helpers.make_request(factories.flavor(
+        extra_specs={"capabilities:stats": "on"}))
+    helpers.assert_both_paths(
+        compute_capabilities.ComputeCapabilitiesFilter(conf), view, request,
+        [True, True, False])

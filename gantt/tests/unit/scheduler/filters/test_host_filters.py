@@ -209,6 +209,22 @@ def test_json_filter(conf, query, expected, on_columns):
     assert columns == (expected if on_columns else None)
 
 
+def test_a_host_without_the_class_has_no_such_attribute(conf):
+    # a diskless host (its disk comes from a pool) has no free_disk_mb:
+    # the argument is dropped there and the comparison is false, as it is
+    # for an unknown attribute, not a comparison against 0
+    diskless = helpers.node("diskless")
+    diskless.inventories = [i for i in diskless.inventories
+                            if i.resource_class != "DISK_GB"]
+    view = helpers.make_view(helpers.node("disk"), diskless)
+    request = helpers.make_request(scheduler_hints={"query": [json.dumps(
+        ["<", "$free_disk_mb", 2048000])]})
+    columns, per_host = helpers.both_paths(json_filter.JsonFilter(conf),
+                                           view, request)
+    assert per_host == [True, False]
+    assert columns in (None, per_host)
+
+
 @pytest.mark.parametrize("query, reason", [
     ("not json", "scheduler hint query is not JSON: Expecting value"),
     ('{"a": 1}', "scheduler hint query must be a JSON list"),

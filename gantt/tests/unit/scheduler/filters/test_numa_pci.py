@@ -164,6 +164,22 @@ def test_numa_shared_cpus_follow_the_vcpu_allocation_ratio(conf):
                               [True, True, True, False, False])
 
 
+def test_instances_of_one_request_count_on_both_ratios(conf):
+    # one cell of 4 CPUs and 4 GiB, overcommitted 4x in CPU and 1.5x in
+    # RAM (16 vCPUs, 6 GiB): two guests of 4 vCPUs and 3 GiB fit, once
+    # the first is counted, and a third does not
+    view = helpers.make_view(helpers.node(
+        "h1", numa_cells=[_cell(0)], cpu_ratio=4.0, ram_ratio=1.5))
+    request = helpers.make_request(_flavor(4, 3072,
+                                           **{"hw:numa_nodes": "1"}),
+                                   instance_uuids=factories.uuids(3))
+    flt = numa_topology.NUMATopologyFilter(conf)
+    request.ledger.take(request, view, 0)
+    helpers.assert_both_paths(flt, view, request, [True])
+    request.ledger.take(request, view, 0)
+    helpers.assert_both_paths(flt, view, request, [False])
+
+
 def test_requests_without_topology_skip_the_filter(conf):
     flt = numa_topology.NUMATopologyFilter(conf)
     assert not flt.applies(helpers.make_request())

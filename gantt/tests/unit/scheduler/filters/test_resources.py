@@ -5,6 +5,8 @@ import pytest
 
 from gantt.objects import compute_node
 from gantt.scheduler.pipeline.filters import resources
+from gantt.scheduler.state import cache as cache_mod
+from gantt.scheduler.state import provider_tree
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
@@ -140,16 +142,89 @@ def test_explain_ignores_rows_not_removed(conf):
     assert sum(counts.values()) == 1
 
 
-@pytest.mark.parametrize("vcpus, expected", [(8, True), (9, False)])
-def test_a_tree_is_judged_on_its_usage_within_each_provider(
-        conf, vcpus, expected):
-    # NUMA cell 0 holds 10 VCPUs on 8 (its inventory shrank under its
-    # usage): the sums say 16 - 10 = 6 free, but cell 1 alone has 8
+# (the NUMA cells' VCPU inventory, VCPUs used on cell 0 and on cell 1,
+# VCPUs asked for, passes?): cell 0 holds more than it has (its inventory
+# shrank under its usage), so the tree's sums understate the room cell 1
+# still has, and the tree is judged again on its usage within capacity,
+# with each cell's unit rules
+TREE_RULES = [
+    # the sums say 16 - 10 = 6 free, but cell 1 alone has 8
+    ("cell 1 empty", {}, 10, 0, 8, True),
+    ("cell 1 empty, one too many", {}, 10, 0, 9, False),
+    ("an odd amount with no step", {}, 10, 0, 7, True),
+    ("on step", {"step_size": 2}, 10, 0, 8, True),
+    ("off step", {"step_size": 2}, 10, 0, 7, False),
+    # the sums say 16 - 16 = 0 free, but cell 1 has 4
+    ("at min_unit", {"min_unit": 4}, 12, 4, 4, True),
+    ("below min_unit", {"min_unit": 4}, 12, 4, 3, False),
+]
+
+
+def _tree_cache(used_on_cells, **cell_vcpu):
+    """A cache holding one NUMA tree ``tv`` whose cells have 8 VCPUs each
+    (with ``cell_vcpu`` inventory fields) and use ``used_on_cells``."""
     from gantt.tests.functional import test_provider_trees as trees
-    cache = helpers.make_cache(trees.tree_node("tv"))
-    cache.apply_usage(factories.host_uuid("tv-numa0"), 1, {"VCPU": 10})
+    node = trees.tree_node("tv")
+    for child in node.child_providers:
+        for inventory in child.inventories:
+            if inventory.resource_class == "VCPU":
+                for field, value in cell_vcpu.items():
+                    setattr(inventory, field, value)
+    cache = helpers.make_cache(node)
+    for cell, used in enumerate(used_on_cells):
+        cache.apply_usage(factories.host_uuid("tv-numa%d" % cell), 1,
+                          {"VCPU": used})
+    return cache
+
+
+@pytest.mark.parametrize(
+    "cell_vcpu, used0, used1, vcpus, expected",
+    [row[1:] for row in TREE_RULES], ids=[row[0] for row in TREE_RULES])
+def test_a_tree_is_judged_on_its_usage_within_each_provider(
+        conf, cell_vcpu, used0, used1, vcpus, expected):
+    cache = _tree_cache([used0, used1], **cell_vcpu)
     view = cache.view(helpers.SERVICE_DOWN_TIME)
     request = helpers.make_request(
         factories.flavor(vcpus=vcpus, memory_mb=512, root_gb=10))
     helpers.assert_both_paths(resources.ResourceFilter(conf), view,
                               request, [expected])
+
+
+@pytest.mark.parametrize("memory_mb, expected", [(32768, True),
+                                                 (32769, False)])
+def test_a_tree_without_excess_gets_no_second_chance(conf, memory_mb,
+                                                     expected):
+    # only the VCPUs of cell 0 are over-full: the tree's memory is judged
+    # on its sums alone, 2 x 16384 MB
+    cache = _tree_cache([10, 0])
+    view = cache.view(helpers.SERVICE_DOWN_TIME)
+    request = helpers.make_request(
+        factories.flavor(vcpus=1, memory_mb=memory_mb, root_gb=10))
+    helpers.assert_both_paths(resources.ResourceFilter(conf), view,
+                              request, [expected])
+
+
+def test_a_host_in_a_sharing_pool_s_aggregate_is_left_to_the_solver(conf):
+    # a diskless host in the aggregate of a pool that shares DISK_GB may
+    # get its disk from the pool: the filter keeps it, whatever it lacks
+    # (the allocation candidates judge the pool); one outside is refused
+    from gantt.tests.functional import test_provider_trees as trees
+    cache = cache_mod.HostStateCache(clock=lambda: helpers.NOW)
+    cache.apply_provider(provider_tree.Provider(
+        uuid=trees.POOL, name="pool", parent_uuid=None, root_uuid=trees.POOL,
+        inventories={"DISK_GB": (1000, 0, 1, 1000, 1, 1.0)},
+        traits={"MISC_SHARES_VIA_AGGREGATE"},
+        aggregates={trees.POOL_AGG}), 1)
+    for name, aggregates in (("in-pool", [trees.POOL_AGG]), ("alone", [])):
+        node = helpers.node(name, aggregates=aggregates)
+        node.inventories = [i for i in node.inventories
+                            if i.resource_class != "DISK_GB"]
+        cache.apply_report(helpers.host_report(node))
+    view = helpers.view_of(cache)
+    request = helpers.make_request(factories.flavor(root_gb=10))
+    # the pool is a row too, in its own aggregate, so the filter leaves it
+    # to the solver as well; it is of kind pool, which the candidates'
+    # first step keeps out of compute requests
+    assert list(view.hosts) == ["pool", "in-pool", "alone"]
+    helpers.assert_both_paths(resources.ResourceFilter(conf), view,
+                              request, [True, True, False])

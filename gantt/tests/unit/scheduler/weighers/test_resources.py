@@ -80,13 +80,19 @@ def test_both_paths_agree_on_a_subset_with_local_claims(conf, weigher_class):
         "DISK_GB": 100.0 - 50}[weigher.resource_class]
 
 
-def test_a_host_without_the_class_weighs_zero(conf):
+@pytest.mark.parametrize("capacity_aware", [False, True])
+def test_a_host_without_the_class_weighs_zero(conf, capacity_aware):
+    # even while it still counts usage of the class (its inventory went,
+    # an instance's allocation stayed): no negative free RAM
+    conf.set_override("free_capacity_weighing", capacity_aware,
+                      "filter_scheduler")
     node = compute_node.ComputeNode(
         uuid=factories.host_uuid("cpu-only"), host="cpu-only",
         nodename="cpu-only", report_sequence=1,
         inventories=[compute_node.Inventory(resource_class="VCPU",
                                             total=8)])
-    view = helpers.make_view(helpers.node("full"), node)
+    view = helpers.make_view(helpers.node("full"), node,
+                             usages={"cpu-only": {"MEMORY_MB": 512}})
     weigher = resources.RAMWeigher(conf)
     rows = np.arange(view.n)
     columns = weigher.weigh_columns(view, helpers.make_request(), rows)
