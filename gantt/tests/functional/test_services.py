@@ -183,3 +183,28 @@ def test_ha_router_with_more_bindings_than_agents_is_refused(services):
     assert sorted(_place(services, _spec(
         {"CUSTOM_L3_ROUTER": 1}, "network", 2, instance_group=group),
         2)) == ["net-1", "net-2"]
+
+
+def test_a_named_instance_full_and_a_bad_one(services):
+    """on_instance pins a container to one host: when that host is full
+    the answer is ProvidersFull for one host (a new instance will not
+    help), and a name that is not an instance uuid is InvalidRequest;
+    neither claims anything."""
+    instance = str(uuid.uuid4())
+    for name, link in (("ctr-a", str(uuid.uuid4())), ("ctr-b", instance)):
+        _report(services, name, "container", {"VCPU": 4, "MEMORY_MB": 8192},
+                instance_uuid=link)
+    services.wait_for_hosts(2)
+
+    def container(on_instance):
+        return _spec({"VCPU": 3, "MEMORY_MB": 1024}, "container",
+                     scheduler_hints={"on_instance": [on_instance]})
+
+    assert _place(services, container(instance)) == ["ctr-b"]
+    before = invariants.allocations(services.database)
+    with pytest.raises(exception.ProvidersFull) as full:
+        _place(services, container(instance))
+    assert full.value.kwargs["hosts"] == 1
+    with pytest.raises(exception.InvalidRequest):
+        _place(services, container("ctr-b"))
+    assert invariants.allocations(services.database) == before
