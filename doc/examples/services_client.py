@@ -2,194 +2,257 @@
 """A network service and a container service talking to Gantt, without
 importing Gantt.
 
-Built from the wire documentation and ``doc/source/admin/networks.rst`` /
-``containers.rst`` alone, with the helpers of ``external_client.py`` (the
-same folder: oslo.messaging, oslo.config and the standard library). It
+Written from ``doc/source/admin/networks.rst`` and ``containers.rst``
+alone, with the helpers of ``external_client.py`` and ``kinds_client.py``
+(the same folder: oslo.messaging, oslo.config and the standard library).
+It
 
-1. reports three L3 agents (providers of ``CUSTOM_L3_ROUTER``) and places
-   an HA router on two of them (two bindings in an anti-affinity group),
-   then releases the bindings;
-2. reports one container host (an instance of 2 VCPU, linked to its
-   instance uuid) and fills it with ``fill=sequential`` containers until
-   Gantt answers ``ProvidersFull``; then "creates another instance" (a
-   second container host reports) and places the waiting container there;
+1. reports three L3 agents as providers of kind ``network``
+   (``CUSTOM_L3_ROUTER``), places three routers through the profile
+   ``network`` (each on the agent with the fewest, so one each), a fourth,
+   then an HA router on two agents (an anti-affinity group): the two least
+   loaded, distinct; then releases them all;
+2. reports one container host (kind ``container``, 2 VCPU, linked to its
+   instance uuid) and fills it with ``fill=sequential`` containers through
+   the profile ``container`` until Gantt answers ``ProvidersFull``; then
+   "creates another instance" (a second container host reports) and
+   places the waiting container there;
 3. places a container on a named instance (``on_instance``);
-4. releases every container.
+4. releases the second instance's containers, hears ``provider.vacant``
+   (with ``--notification-topic``; else reads the vacancy from
+   ``get_host_states``) and retires that container host at the generation
+   it was vacant at (``retire_provider``); releases the rest.
 
 Usage::
 
     python3 services_client.py \\
         --transport-url rabbit://guest:guest@127.0.0.1:5672/ \\
-        --topic gantt-scheduler
+        --topic gantt-scheduler --notification-topic notifications
 
-The scheduler's filters and weighers must include those of the network
-profile (``LeastRoutersWeigher``, ``ServerGroupAntiAffinityFilter``; see
-networks.rst). It exits 0 when every step behaved as documented.
+The scheduler needs the ``network`` and ``container`` profiles of
+``services.conf``. It exits 0 when every step behaved as documented.
 
-NOTE: the agents and container hosts it reports are real entries in the
+NOTE: the agents and container hosts it reports are real providers in the
 scheduler's database (named ``<prefix>-agent-N`` and ``<prefix>-ctr-N``).
 """
 
 import argparse
+import queue
 import sys
-import time
 import uuid
 
 import external_client as wire
+import kinds_client as kinds
 import oslo_messaging as messaging
 
-
-def provider(name, inventories, stats=None):
-    """A ComputeNode 1.0 of other inventories: an agent or a container
-    host reports as a compute host does."""
-    return wire.primitive("ComputeNode", "1.0", {
-        "uuid": str(uuid.uuid5(uuid.NAMESPACE_DNS, name + ".gantt.example")),
-        "host": name, "nodename": name, "cell_uuid": None,
-        "availability_zone": None, "disabled": False,
-        "inventories": [wire.inventory(rc, total)
-                        for rc, total in inventories.items()],
-        "traits": [], "aggregates": [], "num_instances": 0,
-        "num_io_ops": 0, "capabilities": {}, "stats": dict(stats or {}),
-        "report_sequence": time.time_ns(), "updated_at": None,
-    })
+ROUTER = "CUSTOM_L3_ROUTER"
 
 
-def spec(flavor_prim, num_instances, hints=None, group=None):
-    data = wire.data_of(wire.request_spec(flavor_prim, num_instances),
-                        "RequestSpec")
-    data["scheduler_hints"] = {k: list(v) for k, v in (hints or {}).items()}
-    if group is not None:
-        data["instance_group"] = wire.primitive("InstanceGroup", "1.0", {
-            "uuid": group, "policy": "anti-affinity", "rules": {},
-            "hosts": []})
-    return wire.primitive("RequestSpec", "1.0", data)
+# -- routers ---------------------------------------------------------------
 
 
-def flavor(name, vcpus, memory_mb, extra_specs=None):
-    prim = wire.flavor(name, vcpus=vcpus, memory_mb=memory_mb, root_gb=0)
-    wire.data_of(prim, "Flavor")["extra_specs"] = dict(extra_specs or {})
-    return prim
+def agent(name, zone):
+    """An L3 agent: may host up to 1000 routers."""
+    return kinds.provider_report(
+        name, "network", {ROUTER: wire.inventory(ROUTER, 1000)},
+        service="neutron-l3-agent", zone=zone,
+        capabilities={"agent_mode": "legacy"})
 
 
-def report(client, ctxt, nodes, out, timeout):
-    fanout = client.prepare(fanout=True)
-    sequences = {}
-    for node in nodes:
-        data = node[wire.NS + ".data"]
-        sequences[data["host"]] = data["report_sequence"]
-        wire.cast_to_all(fanout, ctxt, "update_resource_stats",
-                         compute_node=node)
-    wire.wait_for_hosts(client, ctxt, list(sequences), sequences, out,
-                        timeout)
+def router(zone, bindings=1, group=None):
+    return kinds.request({ROUTER: 1}, profile="network", zone=zone,
+                         num_instances=bindings, anti_affinity_group=group)
 
 
-def place(client, ctxt, request, count):
-    """The claimed host of each of ``count`` new consumers, and their
-    uuids."""
-    consumers = [str(uuid.uuid4()) for _ in range(count)]
-    lists = client.call(ctxt, "select_destinations", request_spec=request,
-                        instance_uuids=consumers, return_alternates=False)
-    return [wire.describe_selection(sels[0])[0] for sels in lists], consumers
-
-
-def ha_router(client, ctxt, args, out):
-    out.step("an HA router on two of three L3 agents")
+def routers(client, ctxt, args, out):
     agents = ["%s-agent-%d" % (args.prefix, i) for i in (1, 2, 3)]
-    report(client, ctxt, [provider(a, {"CUSTOM_L3_ROUTER": 1000})
-                          for a in agents], out, args.timeout)
-    router = flavor("router", 0, 0, {"resources:CUSTOM_L3_ROUTER": "1"})
-    hosts, bindings = place(client, ctxt, spec(
-        router, 2, group=str(uuid.uuid4())), 2)
-    out.say("bindings on %s" % ", ".join(hosts))
-    if len(set(hosts)) != 2 or not set(hosts) <= set(agents):
-        out.fail("an HA router's bindings must be on two distinct agents")
-    for binding in bindings:
-        client.call(ctxt, "release", consumer_uuid=binding)
-    out.say("released")
+    out.step("update_provider: three L3 agents of kind network")
+    kinds.report(client, ctxt, [agent(a, args.zone) for a in agents], out,
+                 args.timeout)
+
+    out.step("select_destinations: four routers, one at a time")
+    placed = [kinds.place(client, ctxt, router(args.zone))[0]
+              for _ in range(4)]
+    for host, consumer, _ in placed:
+        out.say("router %s -> placed on %s" % (consumer, host))
+    if sorted(h for h, _, _ in placed[:3]) != agents:
+        out.fail("each of the first three routers belongs on an agent "
+                 "without one")
+    states = kinds.host_states(client, ctxt, agents)
+    load = {a: kinds.used(states[a], ROUTER) for a in agents}
+    out.say("routers per agent: %s" % ", ".join(
+        "%s=%d" % item for item in sorted(load.items())))
+
+    out.step("select_destinations: an HA router on two agents")
+    ha = kinds.place(client, ctxt, router(args.zone, 2, str(uuid.uuid4())),
+                     count=2)
+    hosts = [h for h, _, _ in ha]
+    out.say("HA router bindings -> placed on %s" % ", ".join(hosts))
+    least = sorted(a for a in agents if load[a] == min(load.values()))
+    if sorted(hosts) != least:
+        out.fail("the HA router belongs on the two least loaded agents, "
+                 "one binding each")
+    kinds.release(client, ctxt, [c for _, c, _ in placed + ha], out)
 
 
-def containers(client, ctxt, args, out):
-    out.step("containers fill an instance, then ask for another")
-    hosts = ["%s-ctr-%d" % (args.prefix, i) for i in (1, 2)]
-    instances = {h: str(uuid.uuid5(uuid.NAMESPACE_DNS, h + ".instance"))
-                 for h in hosts}
+# -- containers ------------------------------------------------------------
 
-    def container_host(name):
-        return provider(name, {"VCPU": 2, "MEMORY_MB": 4096},
-                        {"instance_uuid": instances[name]})
 
-    report(client, ctxt, [container_host(hosts[0])], out, args.timeout)
-    small = flavor("container.small", 1, 1024)
-    sequential = {"fill": ["sequential"]}
-    placed = []
-    while True:
-        waiting = str(uuid.uuid4())
+def container_host(name, instance, zone):
+    """A Nova instance running a container agent: 2 VCPU, 4 GiB for
+    containers, linked to the instance it runs in."""
+    return kinds.provider_report(
+        name, "container", {
+            "VCPU": wire.inventory("VCPU", 2),
+            "MEMORY_MB": wire.inventory("MEMORY_MB", 4096)},
+        service="zun-compute", zone=zone, instance_uuid=instance,
+        capabilities={"runtime": "runc"})
+
+
+def container(zone, **hints):
+    return kinds.request({"VCPU": 1, "MEMORY_MB": 1024},
+                         profile="container", zone=zone, hints={
+                             k: [v] for k, v in hints.items()})
+
+
+def fill(client, ctxt, args, out):
+    """Containers fill the first instance until ProvidersFull; the one
+    that did not fit, its consumer uuid."""
+    for _ in range(3):
         try:
-            lists = client.call(
-                ctxt, "select_destinations",
-                request_spec=spec(small, 1, sequential),
-                instance_uuids=[waiting], return_alternates=False)
+            [(host, consumer, _)] = kinds.place(
+                client, ctxt, container(args.zone, fill="sequential"))
         except messaging.RemoteError as exc:
             out.say("RemoteError exc_type=%s" % exc.exc_type)
             if exc.exc_type != "ProvidersFull":
                 out.fail("expected ProvidersFull, got %s" % exc.exc_type)
-            break
-        placed.append(waiting)
-        out.say("container on %s" % wire.describe_selection(lists[0][0])[0])
-        if len(placed) > 2:
-            out.fail("an instance of 2 VCPU took more than 2 containers")
-            break
+            return
+        out.say("container %s -> placed on %s" % (consumer, host))
+        yield consumer
+    out.fail("an instance of 2 VCPU took 3 containers of 1")
+
+
+def containers(client, ctxt, args, out, vacancies):
+    hosts = ["%s-ctr-%d" % (args.prefix, i) for i in (1, 2)]
+    instances = {h: kinds.stable_uuid(h + ".instance") for h in hosts}
+    out.step("update_provider: one container host of kind container")
+    kinds.report(client, ctxt, [container_host(
+        hosts[0], instances[hosts[0]], args.zone)], out, args.timeout)
+
+    out.step("select_destinations: containers with fill=sequential")
+    first = list(fill(client, ctxt, args, out))
     out.say("every instance is full: creating another one")
-    report(client, ctxt, [container_host(h) for h in hosts], out,
-           args.timeout)
-    lists = client.call(ctxt, "select_destinations",
-                        request_spec=spec(small, 1, sequential),
-                        instance_uuids=[waiting], return_alternates=False)
-    host = wire.describe_selection(lists[0][0])[0]
+    kinds.report(client, ctxt, [container_host(
+        hosts[1], instances[hosts[1]], args.zone)], out, args.timeout)
+    [(host, waiting, _)] = kinds.place(
+        client, ctxt, container(args.zone, fill="sequential"))
     out.say("the waiting container -> placed on %s" % host)
     if host != hosts[1]:
         out.fail("the waiting container belongs on the new instance")
-    placed.append(waiting)
 
-    out.step("a container on a named instance")
-    named, consumers = place(client, ctxt, spec(
-        small, 1, {"on_instance": [instances[hosts[1]]]}), 1)
-    out.say("on instance %s -> placed on %s" % (instances[hosts[1]],
-                                                named[0]))
-    if named != [hosts[1]]:
+    out.step("select_destinations: a container on a named instance")
+    [(host, named, _)] = kinds.place(client, ctxt, container(
+        args.zone, on_instance=instances[hosts[1]]))
+    out.say("on instance %s -> placed on %s" % (instances[hosts[1]], host))
+    if host != hosts[1]:
         out.fail("on_instance must place on that instance's host")
-    for consumer in placed + consumers:
-        client.call(ctxt, "release", consumer_uuid=consumer)
-    out.say("released %d containers" % len(placed + consumers))
+
+    out.step("release the second instance's containers; retire it")
+    kinds.release(client, ctxt, [waiting, named], out)
+    generation = vacant_generation(client, ctxt, hosts[1], vacancies, args,
+                                   out)
+    retired = client.prepare(version=kinds.PROVIDERS_VERSION).call(
+        ctxt, "retire_provider",
+        provider_uuid=kinds.stable_uuid(hosts[1]), generation=generation)
+    wire.cast_to_all(client.prepare(version="1.3", fanout=True), ctxt,
+                     "providers_changed")
+    out.say("retire_provider %s at generation %d -> %s" % (
+        hosts[1], generation, retired))
+    if retired is not True or kinds.host_states(client, ctxt, [hosts[1]]):
+        out.fail("a vacant container host is retired at its generation")
+    kinds.release(client, ctxt, first, out)
+
+
+def vacant_generation(client, ctxt, host, vacancies, args, out):
+    """The generation ``host`` was vacant at: from its provider.vacant
+    notification when listening, else from get_host_states."""
+    if vacancies is not None:
+        try:
+            payload = vacancies.get(timeout=args.timeout)
+        except queue.Empty:
+            out.fail("no provider.vacant within %ds" % args.timeout)
+            return -1
+        out.say("provider.vacant: %s (kind %s, instance %s) at generation "
+                "%d" % (payload["name"], payload["kind"],
+                        payload["instance_uuid"], payload["generation"]))
+        if payload["name"] != host:
+            out.fail("the vacant provider should be %s" % host)
+        return payload["generation"]
+    state = kinds.host_states(client, ctxt, [host])[host]
+    out.say("%s: vacant=%s generation %d" % (host, state["vacant"],
+                                            state["generation"]))
+    return state["generation"]
+
+
+class Vacancies:
+    """A notification endpoint: the payload of each provider.vacant."""
+
+    def __init__(self):
+        self.payloads = queue.Queue()
+
+    def info(self, ctxt, publisher_id, event_type, payload, metadata):
+        if event_type == "provider.vacant":
+            self.payloads.put(wire.data_of(payload, "ProviderVacantPayload"))
+
+    def get(self, timeout):
+        return self.payloads.get(timeout=timeout)
+
+
+def listen(conf, args):
+    """A notification listener on ``--notification-topic`` (None without
+    it); its queue exists from now on, so nothing announced later is
+    missed."""
+    if not args.notification_topic:
+        return None, None
+    # (the listener keeps its transport: listener.transport)
+    transport = messaging.get_notification_transport(
+        conf, url=args.transport_url)
+    endpoint = Vacancies()
+    listener = messaging.get_notification_listener(
+        transport, [messaging.Target(topic=args.notification_topic)],
+        [endpoint], executor="threading")
+    listener.start()
+    return listener, endpoint
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--transport-url",
                         default="rabbit://guest:guest@127.0.0.1:5672/")
     parser.add_argument("--topic", default="gantt-scheduler")
+    parser.add_argument("--notification-topic", default=None,
+                        help="where the scheduler sends its notifications "
+                             "([oslo_messaging_notifications] topics)")
     parser.add_argument("--prefix", default="example")
+    parser.add_argument("--zone", default=None)
     parser.add_argument("--timeout", type=int, default=30)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     out = wire.Transcript()
     conf = wire.make_conf()
-    transport = messaging.get_rpc_transport(conf, url=args.transport_url)
-    client = messaging.get_rpc_client(
-        transport, messaging.Target(exchange=wire.EXCHANGE, topic=args.topic,
-                                    version=wire.RPC_API_VERSION),
-        timeout=args.timeout)
-    ctxt = {"request_id": "req-" + str(uuid.uuid4())}
+    transport, client, ctxt = kinds.connect(conf, args)
+    listener, vacancies = listen(conf, args)
     try:
-        ha_router(client, ctxt, args, out)
-        containers(client, ctxt, args, out)
+        routers(client, ctxt, args, out)
+        containers(client, ctxt, args, out, vacancies)
     except messaging.RemoteError as exc:
         out.fail("unexpected remote error %s: %s" % (exc.exc_type, exc.value))
     finally:
+        if listener is not None:
+            listener.stop()
+            listener.wait()
+            listener.transport.cleanup()
         transport.cleanup()
-    print("\n%s" % ("OK" if not out.failures else
-                    "%d step(s) FAILED" % out.failures))
-    return 0 if not out.failures else 1
+    return kinds.outcome(out)
 
 
 if __name__ == "__main__":

@@ -24,10 +24,13 @@ Three rules serve it, on the ordinary engine:
   :class:`~gantt.exception.ProvidersFull`, which a service turns into
   "create another instance"; otherwise the plain NoValidHost.
 
-Today a request asks for these with the scheduler hints ``fill`` and
+A request asks for the two modes with the scheduler hints ``fill`` and
 ``on_instance`` (one string each); :func:`request_fields` checks them.
 The request record keeps them as ``fill`` and ``on_instance``, where a
-versioned request field can set them as well.
+versioned request field can set them as well. A request is a
+container's (:func:`is_container_request`) when its profile considers
+container hosts (``provider_kinds``, as ``[profile:container]`` in
+``doc/examples/services.conf``) or it uses either mode.
 """
 
 import uuid
@@ -98,19 +101,13 @@ def _uuid(value):
 
 def is_container_request(request):
     """Whether ``request`` is a container's: it fills sequentially, names
-    an instance, or asks for container hosts."""
+    an instance, or its profile considers container hosts
+    (``provider_kinds``)."""
     return (request.fill == SEQUENTIAL or request.on_instance is not None
-            or CONTAINER_KIND in (getattr(request, "provider_kinds", None)
-                                  or ()))
+            or CONTAINER_KIND in request.provider_kinds)
 
 
 # -- place on an instance ------------------------------------------------
-
-
-def linked_instance(host):
-    """The instance uuid one host (a HostRecord) is linked to, or None."""
-    link = getattr(host, LINK, None)
-    return link if link is not None else host.stats.get(LINK)
 
 
 def rows_on_instance(view, instance_uuid):

@@ -216,9 +216,6 @@ class ResourceRequest:
     # extra-spec-style requirements on the provider's capabilities (a
     # volume type's extra specs: CapabilitiesFilter, CapacityFilter)
     capabilities: dict = dataclasses.field(default_factory=dict)
-    # the kinds of provider the request may be placed on (the candidates'
-    # first step): compute nodes, unless its profile says otherwise
-    provider_kinds: frozenset = frozenset({"compute"})
     # NUMA cells and PCI devices the instances placed so far took
     ledger: Ledger = dataclasses.field(default_factory=Ledger, repr=False,
                                        compare=False)

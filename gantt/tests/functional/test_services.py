@@ -1,10 +1,14 @@
-"""Routers and containers through the daemon: the real gantt-scheduler on
-RabbitMQ, once with MariaDB and once with PostgreSQL.
+"""Volumes, routers and containers through the daemon: the real
+gantt-scheduler on RabbitMQ, once with MariaDB and once with PostgreSQL,
+configured with the profiles of ``doc/examples/services.conf``.
 
-Agents and container hosts report like compute hosts; routers, DHCP
-bindings and containers are consumers claimed, answered and released
-over the wire, and "every instance is full" reaches a caller that
-imports nothing of Gantt as a RemoteError named ProvidersFull.
+The example clients of ``doc/examples`` (which import nothing of Gantt)
+report pools, L3 agents and container hosts as providers of their kinds
+(ProviderReport 1.2) and place, claim and release volumes, routers and
+containers with flavorless RequestSpecs naming their profile; the
+transcripts and the database show each step did what the guides say.
+The tests below them pin what the clients cannot see: a compute node is
+never a container host or an agent, whatever room it has.
 """
 
 import ast
@@ -13,158 +17,27 @@ import subprocess
 import sys
 import uuid
 
-import oslo_messaging as messaging
 import pytest
 
 from gantt import exception
+from gantt.objects import compute_node
+from gantt.objects import provider
+from gantt.objects import request_spec
 from gantt.tests import factories as f
 from gantt.tests.functional import invariants
-from gantt.tests.unit.scheduler import agents
-
-NETWORK = ("[filter_scheduler]\nenabled_filters = %s\nenabled_weighers = %s\n"
-           % (",".join(agents.NETWORK_FILTERS),
-              ",".join(agents.NETWORK_WEIGHERS)))
-
-
-def _hosts_of(lists):
-    return [sels[0].service_host for sels in lists]
-
-
-def _routers_by_agent(database):
-    counts = {}
-    for allocs in invariants.allocations(database).values():
-        for (rp, rc), used in allocs.items():
-            if rc == agents.ROUTER:
-                counts[rp] = counts.get(rp, 0) + used
-    return counts
-
-
-def test_routers_and_an_ha_router_on_agents(server_db, daemon_factory):
-    daemon = daemon_factory(server_db.url, extra=NETWORK)
-    names = ["net%d" % i for i in range(4)]
-    for name in names:
-        daemon.client.update_resource_stats(None, agents.agent(name))
-    daemon.wait_for_hosts(len(names))
-
-    # eight routers: each on the agent with the fewest, so two each
-    routers = f.uuids(8)
-    for router in routers:
-        daemon.client.select_destinations(
-            None, agents.unit_spec(agents.ROUTER), [router])
-    assert sorted(_routers_by_agent(server_db.db).values()) == [2, 2, 2, 2]
-
-    # an HA router: three bindings on three distinct agents, the three
-    # least loaded
-    daemon.client.release(None, routers[0])
-    daemon.client.release(None, routers[1])
-    before = _routers_by_agent(server_db.db)
-    load = {name: before.get(f.host_uuid(name), 0) for name in names}
-    bindings = f.uuids(3)
-    lists = daemon.client.select_destinations(
-        None, agents.unit_spec(agents.ROUTER, group=str(uuid.uuid4()),
-                               num_instances=3), bindings)
-    hosts = _hosts_of(lists)
-    assert len(set(hosts)) == 3
-    assert sorted(load[h] for h in hosts) == sorted(load.values())[:3]
-    # released, the agents' counts drop back
-    for binding in bindings:
-        assert daemon.client.release(None, binding) is True
-    assert _routers_by_agent(server_db.db) == before
-
-
-def test_ha_router_with_more_bindings_than_agents_is_refused(
-        server_db, daemon_factory):
-    daemon = daemon_factory(server_db.url, extra=NETWORK)
-    for name in ("net0", "net1"):
-        daemon.client.update_resource_stats(None, agents.agent(name))
-    daemon.wait_for_hosts(2)
-    with pytest.raises(exception.NoValidHost):
-        daemon.client.select_destinations(
-            None, agents.unit_spec(agents.ROUTER, group=str(uuid.uuid4()),
-                                   num_instances=3), f.uuids(3))
-    assert invariants.allocations(server_db.db) == {}
-
-
-def _container_hosts(daemon, names, vcpus=2):
-    for name in names:
-        daemon.client.update_resource_stats(None, agents.container_host(
-            name, f.host_uuid("instance/" + name), vcpus=vcpus))
-    return daemon.wait_for_hosts(len(names))
-
-
-SEQ = {"fill": ["sequential"]}
-
-
-def test_containers_fill_instances_then_ask_for_one_more(daemon):
-    _container_hosts(daemon, ["ctr-b", "ctr-a"])
-    placed = [_hosts_of(daemon.client.select_destinations(
-        None, agents.container_spec(hints=SEQ), f.uuids(1)))[0]
-        for _ in range(4)]
-    assert placed == ["ctr-a", "ctr-a", "ctr-b", "ctr-b"]
-
-    # every instance full: a typed answer, and nothing claimed for it
-    waiting = f.uuids(1)
-    with pytest.raises(exception.ProvidersFull) as err:
-        daemon.client.select_destinations(
-            None, agents.container_spec(hints=SEQ), waiting)
-    assert isinstance(err.value, exception.NoValidHost)
-    assert err.value.kwargs["hosts"] == 2
-    assert waiting[0] not in invariants.allocations(daemon.database)
-
-    # the service creates another instance; the same container now fits
-    _container_hosts(daemon, ["ctr-a", "ctr-b", "ctr-c"])
-    lists = daemon.client.select_destinations(
-        None, agents.container_spec(hints=SEQ), waiting)
-    assert _hosts_of(lists) == ["ctr-c"]
-
-
-def test_a_container_on_a_named_instance(daemon):
-    _container_hosts(daemon, ["ctr-a", "ctr-b"], vcpus=4)
-    hints = {"on_instance": [f.host_uuid("instance/ctr-b")]}
-    lists = daemon.client.select_destinations(
-        None, agents.container_spec(vcpus=3, hints=hints), f.uuids(1))
-    assert _hosts_of(lists) == ["ctr-b"]
-    with pytest.raises(exception.ProvidersFull):
-        daemon.client.select_destinations(
-            None, agents.container_spec(vcpus=3, hints=hints), f.uuids(1))
-    with pytest.raises(exception.InvalidRequest):
-        daemon.client.select_destinations(
-            None, agents.container_spec(hints={"on_instance": ["ctr-b"]}),
-            f.uuids(1))
-
-
-def test_a_caller_without_gantt_reads_providers_full(daemon):
-    """The wire contract: a plain oslo.messaging client (no Gantt
-    exception module allowed) gets RemoteError exc_type ProvidersFull."""
-    _container_hosts(daemon, ["ctr-a"], vcpus=1)
-    daemon.client.select_destinations(
-        None, agents.container_spec(hints=SEQ), f.uuids(1))
-    # a transport of its own: no allowed_remote_exmods
-    transport = messaging.get_rpc_transport(daemon.conf)
-    try:
-        plain = messaging.get_rpc_client(
-            transport, messaging.Target(exchange="gantt", topic=daemon.topic,
-                                        version="1.0"), timeout=30)
-        with pytest.raises(messaging.RemoteError) as err:
-            plain.call({}, "select_destinations",
-                       request_spec=f.primitive(agents.container_spec(
-                           hints=SEQ)),
-                       instance_uuids=f.uuids(1), return_alternates=False)
-    finally:
-        transport.cleanup()
-    assert err.value.exc_type == "ProvidersFull"
-
-
-# -- a client that imports nothing of Gantt -------------------------------
+from gantt.tests.functional.test_notifications import _delete_queues
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
-EXAMPLE = os.path.join(ROOT, "doc", "examples", "services_client.py")
+EXAMPLES = os.path.join(ROOT, "doc", "examples")
+CLIENTS = ("volume_client.py", "services_client.py", "kinds_client.py")
+with open(os.path.join(EXAMPLES, "services.conf")) as _conf:
+    PROFILES = _conf.read()
 
 
 def _imports(path):
-    with open(path) as f:
-        tree = ast.parse(f.read(), path)
+    with open(path) as source:
+        tree = ast.parse(source.read(), path)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from (alias.name.split(".")[0] for alias in node.names)
@@ -172,25 +45,166 @@ def _imports(path):
             yield node.module.split(".")[0]
 
 
-def test_the_services_client_imports_no_gantt():
-    assert set(_imports(EXAMPLE)) <= {
-        "argparse", "sys", "time", "uuid", "external_client",
-        "oslo_messaging"}
+@pytest.mark.parametrize("name", CLIENTS)
+def test_the_example_clients_import_no_gantt(name):
+    assert set(_imports(os.path.join(EXAMPLES, name))) <= {
+        "argparse", "queue", "sys", "time", "uuid", "external_client",
+        "kinds_client", "oslo_messaging"}
 
 
-def test_a_router_and_containers_from_a_client_without_gantt(
-        server_db, daemon_factory, rabbit):
-    daemon = daemon_factory(server_db.url, extra=NETWORK)
+@pytest.fixture
+def services(server_db, daemon_factory):
+    """A daemon with the three profiles, notifying on a topic of its own."""
+    topic = "gantt-test-services-" + uuid.uuid4().hex[:8]
+    daemon = daemon_factory(server_db.url, extra=PROFILES + (
+        "\n[oslo_messaging_notifications]\ndriver = messagingv2\n"
+        "topics = %s\n" % topic))
+    daemon.database = server_db.db
+    daemon.notification_topic = topic
+    yield daemon
+    _delete_queues(daemon.conf.transport_url, topic)
+
+
+def _run(daemon, rabbit, script, *args):
+    # from / so that nothing of the checkout is on sys.path (the import
+    # check above proves the scripts need no gantt)
     result = subprocess.run(
-        [sys.executable, EXAMPLE, "--transport-url", rabbit, "--topic",
-         daemon.topic, "--prefix", "svc", "--timeout", "30"],
+        [sys.executable, os.path.join(EXAMPLES, script), "--transport-url",
+         rabbit, "--topic", daemon.topic, "--prefix", "svc", "--zone", "az1",
+         "--timeout", "30", *args],
         capture_output=True, text=True, timeout=240, cwd="/")
-    transcript = result.stdout
     assert result.returncode == 0, (
         "exit %d\n--- stdout\n%s\n--- stderr\n%s\n--- daemon log\n%s" % (
-            result.returncode, transcript, result.stderr, daemon.log()))
+            result.returncode, result.stdout, result.stderr, daemon.log()))
+    assert result.stdout.rstrip().endswith("OK"), result.stdout
+    return result.stdout
+
+
+def test_volumes_from_a_client_without_gantt(services, rabbit):
+    transcript = _run(services, rabbit, "volume_client.py")
+    assert transcript.count("kind=volume") == 3, transcript
+    thin = provider_uuid("svc-thin-1")
+    assert ("-> placed on svc-thin-1, claimed {'%s': {'DISK_GB': 100}}"
+            % thin) in transcript, transcript
+    assert transcript.count("-> placed on svc-thin-1") == 2, transcript
+    assert "RemoteError exc_type=NoValidHost" in transcript, transcript
+    assert "svc-thin-1: DISK_GB used 0" in transcript, transcript
+    assert invariants.allocations(services.database) == {}
+    kinds = {s.host: s.kind for s in services.client.get_host_states(None)}
+    assert kinds == {"svc-thin-1": "volume", "svc-thin-2": "volume",
+                     "svc-thick": "volume"}
+
+
+def test_routers_and_containers_from_a_client_without_gantt(services,
+                                                            rabbit):
+    transcript = _run(services, rabbit, "services_client.py",
+                      "--notification-topic", services.notification_topic)
+    placed = [line.split("-> placed on ")[1] for line in
+              transcript.splitlines() if line.lstrip().startswith("router ")]
+    assert sorted(placed[:3]) == ["svc-agent-1", "svc-agent-2",
+                                  "svc-agent-3"], transcript
+    assert "HA router bindings -> placed on" in transcript, transcript
     assert "RemoteError exc_type=ProvidersFull" in transcript, transcript
-    assert transcript.count("container on svc-ctr-1") == 2, transcript
+    assert transcript.count("-> placed on svc-ctr-1") == 2, transcript
     assert "the waiting container -> placed on svc-ctr-2" in transcript
-    # everything was released
-    assert invariants.allocations(server_db.db) == {}
+    assert "provider.vacant: svc-ctr-2 (kind container" in transcript
+    assert "retire_provider svc-ctr-2 at generation" in transcript
+    # everything released, the retired container host gone
+    assert invariants.allocations(services.database) == {}
+    left = {s.host: s.kind for s in services.client.get_host_states(None)}
+    assert left == {"svc-agent-1": "network", "svc-agent-2": "network",
+                    "svc-agent-3": "network", "svc-ctr-1": "container"}
+
+
+# -- what a client cannot see: kinds keep requests apart ------------------
+
+
+def provider_uuid(name):
+    return str(uuid.uuid5(uuid.NAMESPACE_DNS, name + ".gantt.example"))
+
+
+def _report(daemon, name, kind, inventories, **fields):
+    report = provider.ProviderReport(
+        provider=provider.ResourceProvider(
+            uuid=provider_uuid(name), name=name, inventories=[
+                compute_node.Inventory(resource_class=rc, total=total)
+                for rc, total in inventories.items()]),
+        report_sequence=1, kind=kind, service="svc", **fields)
+    assert daemon.client.update_provider(None, report).applied
+
+
+def _spec(resources, profile, count=1, **fields):
+    return request_spec.RequestSpec(
+        flavor=None, num_instances=count, profile=profile,
+        request_groups=[request_spec.RequestGroup(resources=resources)],
+        **fields)
+
+
+def _place(daemon, spec, count=1):
+    lists = daemon.client.select_destinations(None, spec, f.uuids(count))
+    return [sels[0].service_host for sels in lists]
+
+
+def test_a_compute_node_is_never_a_container_host(services):
+    """A huge compute node beside a full container host: the container
+    request (its profile's kind alone makes it one: no fill, no
+    instance named) gets ProvidersFull, and the compute node nothing."""
+    services.client.update_resource_stats(None, f.compute_node_obj(
+        "nova-1", vcpus=64, memory_mb=262144))
+    _report(services, "ctr-1", "container", {"VCPU": 1, "MEMORY_MB": 2048},
+            instance_uuid=str(uuid.uuid4()))
+    services.wait_for_hosts(2)
+    container = _spec({"VCPU": 1, "MEMORY_MB": 1024}, "container")
+    assert _place(services, container) == ["ctr-1"]
+    with pytest.raises(exception.ProvidersFull) as full:
+        _place(services, container)
+    assert full.value.kwargs["hosts"] == 1
+    # the same resources without the profile: an instance, on nova-1
+    assert _place(services, _spec({"VCPU": 1, "MEMORY_MB": 1024},
+                                  None)) == ["nova-1"]
+
+
+def test_ha_router_with_more_bindings_than_agents_is_refused(services):
+    for name in ("net-1", "net-2"):
+        _report(services, name, "network", {"CUSTOM_L3_ROUTER": 100})
+    # a compute node offering the class is no agent
+    node = f.compute_node_obj("nova-1")
+    node.inventories = [compute_node.Inventory(
+        resource_class="CUSTOM_L3_ROUTER", total=100)]
+    services.client.update_resource_stats(None, node)
+    services.wait_for_hosts(3)
+    group = request_spec.InstanceGroup(uuid=str(uuid.uuid4()),
+                                       policy="anti-affinity")
+    with pytest.raises(exception.NoValidHost) as refused:
+        _place(services, _spec({"CUSTOM_L3_ROUTER": 1}, "network", 3,
+                               instance_group=group), 3)
+    assert not isinstance(refused.value, exception.ProvidersFull)
+    assert invariants.allocations(services.database) == {}
+    assert sorted(_place(services, _spec(
+        {"CUSTOM_L3_ROUTER": 1}, "network", 2, instance_group=group),
+        2)) == ["net-1", "net-2"]
+
+
+def test_a_named_instance_full_and_a_bad_one(services):
+    """on_instance pins a container to one host: when that host is full
+    the answer is ProvidersFull for one host (a new instance will not
+    help), and a name that is not an instance uuid is InvalidRequest;
+    neither claims anything."""
+    instance = str(uuid.uuid4())
+    for name, link in (("ctr-a", str(uuid.uuid4())), ("ctr-b", instance)):
+        _report(services, name, "container", {"VCPU": 4, "MEMORY_MB": 8192},
+                instance_uuid=link)
+    services.wait_for_hosts(2)
+
+    def container(on_instance):
+        return _spec({"VCPU": 3, "MEMORY_MB": 1024}, "container",
+                     scheduler_hints={"on_instance": [on_instance]})
+
+    assert _place(services, container(instance)) == ["ctr-b"]
+    before = invariants.allocations(services.database)
+    with pytest.raises(exception.ProvidersFull) as full:
+        _place(services, container(instance))
+    assert full.value.kwargs["hosts"] == 1
+    with pytest.raises(exception.InvalidRequest):
+        _place(services, container("ctr-b"))
+    assert invariants.allocations(services.database) == before

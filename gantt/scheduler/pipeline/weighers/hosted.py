@@ -10,6 +10,13 @@ which is Neutron's ``LeastRoutersScheduler`` and DHCP ``WeightScheduler``
 (see ``doc/source/admin/networks.rst``). As with IoOpsWeigher, 0 (not the
 least loaded agent) is the low end of the normalisation, and a host
 without the class weighs 0.
+
+Agents report as providers of kind ``network`` (ProviderReport 1.2) and
+a ``[profile:network]`` considers them; but the weighers read nothing
+of the kind, only the used units of their class, which every provider
+reports alike: they apply to every kind (``provider_kinds`` None), as
+RAMWeigher does, so that a deployment naming its agents' kind otherwise
+(``l3-agent``) needs no other plugin.
 """
 
 import numpy as np
@@ -21,6 +28,8 @@ DHCP_CLASS = "CUSTOM_DHCP_NETWORK"
 
 
 class _HostedUnitsWeigher(weighers.BaseWeigher):
+    # every kind: the used units of a class mean the same on any provider
+    provider_kinds = None
     resource_class = None
     minval = 0
 
