@@ -4,10 +4,11 @@
 # Builds a wheel of this tree, installs it (not editable) into a fresh
 # virtualenv in a temporary directory, and, from a working directory
 # outside the source tree (so the checkout cannot be imported by
-# accident), runs the installed commands against a fresh SQLite database
-# and a fresh MariaDB database: gantt-manage db sync, gantt-status upgrade
-# check, gantt-scheduler (on RabbitMQ, a topic of its own), one `gantt`
-# call answered by it, and SIGTERM with a clean exit. Every step must
+# accident), runs gantt-simulate on the packaged example fleet, then the
+# installed commands against a fresh SQLite database and a fresh MariaDB
+# database: gantt-manage db sync, gantt-status upgrade check,
+# gantt-scheduler (on RabbitMQ, a topic of its own), one `gantt` call
+# answered by it, and SIGTERM with a clean exit. Every step must
 # succeed; the first that does not fails the check with its name.
 #
 # Environment: GANTT_TEST_TRANSPORT_URL (default the local RabbitMQ),
@@ -127,6 +128,17 @@ sha = json.loads(metadata.distribution("gantt").read_text("pbr.json"))
 sys.exit(sha["git_version"] != sys.argv[1])' "$SHA" || \
         fail "the wheel's pbr.json does not name commit $SHA"
 fi
+
+step "gantt-simulate replays a workload on the wheel's example fleet"
+"$VENV/bin/gantt-simulate" --example-fleet > "$WORK/fleet.yaml" ||
+    fail "gantt-simulate --example-fleet failed"
+out=$("$VENV/bin/gantt-simulate" --fleet "$WORK/fleet.yaml" --quiet \
+      --arrivals 300 --mode memory --policy balanced+stack 2>&1) ||
+    fail "gantt-simulate: $out"
+case $out in
+    *"balanced+stack"*"VCPU used"*) ;;
+    *) fail "gantt-simulate printed no table: $out" ;;
+esac
 
 cat > "$WORK/db.py" <<'EOF'
 """create/drop a uniquely named database on a server, for this check"""
