@@ -1,19 +1,29 @@
 """gantt-demo: the real daemon with a simulated fleet, end to end.
 
 It starts ``gantt-scheduler`` as a separate process (its own database
-unless one is given), then plays a small cloud against it over RabbitMQ:
+unless one is given), then plays a small cloud against it over RabbitMQ,
+one flow after another (``--flow``; all of them by default):
 
-* compute agents cast full stats for every host, and re-cast them;
-* conductors ask for instances of mixed flavors, some in an anti-affinity
-  server group, some in batches;
-* a few builds "fail" and the conductor re-claims them on the alternates
-  Gantt returned;
+* **compute** (this module): compute agents cast full stats for every
+  host, and re-cast them; conductors ask for instances of mixed flavors,
+  some in an anti-affinity server group, some in batches; a few builds
+  "fail" and the conductor re-claims them on the alternates Gantt
+  returned;
+* **containers** (:mod:`gantt.cmd.demo_flows.containers`): containers
+  fill instances one after another, a new instance when all are full,
+  vacant instances retired;
+* **volumes** (:mod:`gantt.cmd.demo_flows.volumes`): volumes on thin
+  provisioned pools, by Cinder's filters and weighers;
 
-and ends with a summary read back from the scheduler and the database.
+and each flow ends with a summary read back from the scheduler and the
+database. One daemon serves every flow: its config has each flow's
+scheduling profile.
 
-Over 400 lines: the demo is one story told top to bottom (the fleet, the
-agents, the conductors, the summary), kept in one file so that an operator
-reading it sees the whole run; each part is a small function.
+Over 400 lines: the compute flow is one story told top to bottom (the
+fleet, the agents, the conductors, the summary), kept in one file with
+the command so that an operator reading it sees the whole run; each part
+is a small function. Other flows are modules of
+:mod:`gantt.cmd.demo_flows`, which says how they plug in.
 """
 
 import argparse
@@ -39,6 +49,9 @@ from gantt import exception
 from gantt import rpc
 from gantt import version
 from gantt.cmd import common
+from gantt.cmd import demo_flows
+from gantt.cmd.demo_flows import containers as containers_flow
+from gantt.cmd.demo_flows import volumes as volumes_flow
 from gantt.db import audit
 from gantt.db import models
 from gantt.objects import compute_node
@@ -74,14 +87,26 @@ FLAVORS = (
 )
 
 ZONES = ("az1", "az2", "az3")
+#: the flows other than compute, in the order ``all`` runs them
+FLOWS = {"containers": containers_flow, "volumes": volumes_flow}
 CELLS = (str(uuid.UUID(int=1)), str(uuid.UUID(int=2)))
 
 
 def _parse(argv):
     parser = argparse.ArgumentParser(
         prog="gantt-demo", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--hosts", type=int, default=500)
-    parser.add_argument("--instances", type=int, default=3000)
+    parser.add_argument("--flow", default="all",
+                        choices=("compute",) + tuple(FLOWS) + ("all",),
+                        help="which story to play (default: all, compute "
+                             "first)")
+    parser.add_argument("--hosts", type=int, default=500,
+                        help="compute flow: hosts")
+    parser.add_argument("--instances", type=int, default=3000,
+                        help="compute flow: instances asked for")
+    parser.add_argument("--containers", type=int, default=60,
+                        help="container flow: containers asked for")
+    parser.add_argument("--volumes", type=int, default=120,
+                        help="volume flow: volumes asked for")
     parser.add_argument("--conductors", type=int, default=8,
                         help="concurrent callers of select_destinations")
     parser.add_argument("--workers", type=int, default=None,
@@ -118,16 +143,23 @@ def _broker_reachable(url):
 class Daemon:
     """gantt-scheduler as a child process, with its own config."""
 
-    def __init__(self, workdir, transport_url, database, workers, topic):
+    def __init__(self, workdir, transport_url, database, workers, topic,
+                 flows=()):
         self.workdir = workdir
         self.conf_file = os.path.join(workdir, "gantt.conf")
         self.log_file = os.path.join(workdir, "gantt-scheduler.log")
+        sections = demo_flows.merge_config(*(
+            flow.config(topic) for flow in flows))
+        profiles = ",".join(flow.PROFILE for flow in flows)
         with open(self.conf_file, "w") as f:
             f.write("[DEFAULT]\ntransport_url = %s\n"
                     "[database]\nconnection = %s\n"
                     "[scheduler]\ntopic = %s\nworkers = %d\n"
+                    "profiles = %s\n"
                     "[filter_scheduler]\nhost_subset_size = 3\n"
-                    % (transport_url, database, topic, workers))
+                    % (transport_url, database, topic, workers, profiles))
+            for section, text in sections.items():
+                f.write("[%s]\n%s" % (section, text))
         self.proc = None
 
     def _bin(self, name):
@@ -260,9 +292,9 @@ def _conduct(client, spec, uuids, tally, rng, failure_rate):
     try:
         lists = client.select_destinations(None, spec, uuids)
     except exception.NoValidHost as exc:
-        reason = str(exc).split("\n")[0]
         with tally.lock:
-            tally.no_valid_host[_reason_key(reason)] += len(uuids)
+            tally.no_valid_host[demo_flows.reason_key(str(exc))] += len(
+                uuids)
             tally.done += len(uuids)
         return
     elapsed = time.monotonic() - started
@@ -299,19 +331,6 @@ def _rebuild(client, selections, tally):
     return chosen
 
 
-def _reason_key(reason):
-    """The NoValidHost message without the host counts' prefix."""
-    marker = "available: "
-    return reason.split(marker, 1)[1] if marker in reason else reason
-
-
-def _percentile(values, q):
-    if not values:
-        return float("nan")
-    values = sorted(values)
-    return values[min(len(values) - 1, int(q / 100.0 * len(values)))]
-
-
 def _progress(tally, total, started, stop):
     tty = sys.stdout.isatty()
     # a terminal gets one line redrawn every second; a log, a line every 5 s
@@ -319,7 +338,7 @@ def _progress(tally, total, started, stop):
         with tally.lock:
             done, placed = tally.done, tally.placed
             nvh = sum(tally.no_valid_host.values())
-            p50 = _percentile(tally.latencies[-500:], 50) * 1000
+            p50 = demo_flows.percentile(tally.latencies[-500:], 50) * 1000
         rate = done / max(time.monotonic() - started, 1e-6)
         bar = "#" * int(30 * done / total)
         print("%s  [%-30s] %5d/%d  placed %5d  no-valid-host %4d  "
@@ -389,10 +408,11 @@ def _summary(args, fleet, tally, states, stats, db_url, timings):
                          tally.alternates_returned / max(tally.placed, 1)))
     print("latency        select_destinations p50 %.1f ms  p95 %.1f ms  "
           "p99 %.1f ms  (%d calls)" % (
-              _percentile(lat, 50) * 1000, _percentile(lat, 95) * 1000,
-              _percentile(lat, 99) * 1000, len(lat)))
+              demo_flows.percentile(lat, 50) * 1000,
+              demo_flows.percentile(lat, 95) * 1000,
+              demo_flows.percentile(lat, 99) * 1000, len(lat)))
     print("               reclaim p50 %.1f ms" % (
-        _percentile(tally.reclaim_latencies, 50) * 1000))
+        demo_flows.percentile(tally.reclaim_latencies, 50) * 1000))
     print("\nutilisation by host class (allocated / capacity)")
     print("  %-8s %6s %10s %10s %10s" % ("class", "hosts", "VCPU",
                                          "MEMORY_MB", "DISK_GB"))
@@ -436,22 +456,30 @@ def main(argv=None):
         return 1
     if args.workers is None:
         args.workers = 2 if args.database else 1
-    rng = random.Random(args.seed)
+    names = (["compute"] + list(FLOWS) if args.flow == "all"
+             else [args.flow])
     workdir = args.workdir or tempfile.mkdtemp(prefix="gantt-demo-")
     os.makedirs(workdir, exist_ok=True)
-    db_url = args.database or "sqlite:///" + os.path.join(workdir,
-                                                           "gantt.sqlite")
+    db_url = args.database
+    if db_url is None:
+        # the demo's own database: fresh each run, whatever a previous
+        # run in the same work directory left in it
+        sqlite_file = os.path.join(workdir, "gantt.sqlite")
+        if os.path.exists(sqlite_file):
+            os.remove(sqlite_file)
+        db_url = "sqlite:///" + sqlite_file
     topic = "gantt-demo-%d" % os.getpid()
-    print("Gantt demo: %d hosts, %d instances, %d scheduler worker(s); "
-          "work directory %s" % (args.hosts, args.instances, args.workers,
-                                 workdir))
-    daemon = Daemon(workdir, args.transport_url, db_url, args.workers, topic)
+    print("Gantt demo (%s): %d scheduler worker(s); work directory %s"
+          % (", ".join(_describe(args, name) for name in names),
+             args.workers, workdir))
+    daemon = Daemon(workdir, args.transport_url, db_url, args.workers, topic,
+                    [FLOWS[name] for name in names if name in FLOWS])
     daemon.start()
     print("  started gantt-scheduler (pid %d), log %s" % (
         daemon.proc.pid, daemon.log_file))
     ok = False
     try:
-        ok = _run(args, rng, daemon, topic, db_url)
+        ok = _run(args, daemon, topic, db_url, names)
     finally:
         took = daemon.stop()
         if took is not None:
@@ -461,17 +489,59 @@ def main(argv=None):
     return 0 if ok else 1
 
 
-def _run(args, rng, daemon, topic, db_url):
+def _describe(args, name):
+    if name == "compute":
+        return "%d hosts, %d instances" % (args.hosts, args.instances)
+    return "%d %s" % (getattr(args, name), name)
+
+
+def _run(args, daemon, topic, db_url, names):
+    """Each flow in turn, on one daemon; True when every one was OK."""
     conf = common.parse_args(["--config-file", daemon.conf_file], log=False)
     transport = rpc.get_transport(conf)
     client = rpc_client.SchedulerClient(transport, topic, timeout=60)
-    fleet = _build_fleet(args.hosts, rng)
-    agents = Agents(client, fleet)
-    started = time.monotonic()
     time.sleep(1.0)  # let the workers bind their queues
     if daemon.proc.poll() is not None:
         print("gantt-scheduler exited early; see %s" % daemon.log_file)
         return False
+    results = {}
+    for name in names:
+        # each flow its own generator: a flow plays the same alone or
+        # after the others
+        rng = random.Random(args.seed)
+        if name == "compute":
+            results[name] = _compute(args, rng, daemon, transport, client,
+                                     topic, db_url)
+            continue
+        _wait_for_daemon(transport, topic)
+        started = time.monotonic()
+        results[name] = FLOWS[name].run(demo_flows.Context(
+            client, transport, conf, db_url, rng, args, topic))
+        print("(%s flow: %.1f s)" % (name, time.monotonic() - started))
+    if len(names) > 1:
+        print("\nflows          %s" % ", ".join(
+            "%s %s" % (name, "OK" if ok else "INCONSISTENT")
+            for name, ok in results.items()))
+    return all(results.values())
+
+
+def _wait_for_daemon(transport, topic, timeout=60):
+    """Until a worker answers: a call sent before any worker has bound
+    the topic's queue is dropped, and would wait out the whole timeout."""
+    quick = rpc_client.SchedulerClient(transport, topic, timeout=3)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            return quick.get_statistics(None)
+        except Exception:
+            time.sleep(0.5)
+    raise RuntimeError("no gantt-scheduler worker answered in %ds" % timeout)
+
+
+def _compute(args, rng, daemon, transport, client, topic, db_url):
+    fleet = _build_fleet(args.hosts, rng)
+    agents = Agents(client, fleet)
+    started = time.monotonic()
     agents.report_all()
     # a short timeout while waiting: a call sent before the workers have
     # bound their queues is dropped by the broker, and with the usual
