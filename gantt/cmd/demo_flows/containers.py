@@ -136,8 +136,7 @@ def _run(ctx, vacancies):
     tally.first_wave = (len(tally.instances), lower_bound(
         list(tally.sizes.values())))
     # cluster-b is deleted, and a quarter of the others' containers
-    rest = sorted(c for cluster in clusters[:1] + clusters[2:]
-                  for c in cluster)
+    rest = [c for cluster in clusters[:1] + clusters[2:] for c in cluster]
     ctx.rng.shuffle(rest)
     _leave(ctx, tally, vacancies, clusters[1] + rest[:len(rest) // 4],
            "churn")

@@ -159,9 +159,14 @@ def _written(tally, pool):
 
 
 def _report_pools(ctx, tally):
-    """Every pool's full state, its physical free space included."""
+    """Every pool's full state, its physical free space included; back
+    once the scheduler weighs with it (a report reaches the workers'
+    caches by a cast, after the call that stores it)."""
+    sent = {}
     for pool in POOLS:
-        free = pool.total_gb - pool.reserved_gb - _written(tally, pool)
+        free = max(pool.total_gb - pool.reserved_gb - _written(tally, pool),
+                   0)
+        sent[pool.name] = free
         ctx.client.update_provider(None, provider.ProviderReport(
             provider=provider.ResourceProvider(
                 uuid=pool.uuid, name=pool.name, inventories=[
@@ -176,13 +181,17 @@ def _report_pools(ctx, tally):
                 "vendor_name": pool.vendor,
                 "storage_protocol": pool.protocol,
                 "total_capacity_gb": pool.total_gb,
-                "free_capacity_gb": max(free, 0),
+                "free_capacity_gb": free,
                 "reserved_percentage": pool.reserved_percentage,
                 "thin_provisioning_support": pool.thin,
                 "thick_provisioning_support": not pool.thin,
                 "max_over_subscription_ratio": pool.ratio,
                 "QoS_support": pool.qos,
             }))
+    demo_flows.wait_until(lambda: {
+        s.host: s.capabilities.get("free_capacity_gb")
+        for s in ctx.client.get_host_states(None, hosts=list(sent))} == sent,
+        timeout=10, interval=0.05)
 
 
 def _spec(specs, size):
@@ -236,7 +245,7 @@ def _causes(message):
 
 
 def _delete_some(ctx, tally):
-    doomed = sorted(tally.live)
+    doomed = list(tally.live)     # in arrival order: the seed decides
     ctx.rng.shuffle(doomed)
     doomed = doomed[:len(doomed) // 3]
     for volume in doomed:
