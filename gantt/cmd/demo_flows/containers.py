@@ -89,6 +89,7 @@ class Tally:
     announced: int = 0
     retired: int = 0
     retire_conflicts: int = 0
+    first_fit: int = 0    # placements on the first instance with room
     phases: list = dataclasses.field(default_factory=list)
     first_wave: tuple = (0, 0)   # instances used, fewest possible
     refill: tuple = (0, 0)       # containers, instances created for them
@@ -184,11 +185,28 @@ def _arrive(ctx, tally, count, cluster):
         size = ctx.rng.choices(sizes, weights)[0]
         container = str(uuid.uuid4())
         tally.sizes[container] = size
+        first = _first_with_room(tally, size)
         tally.placed[container] = _place(ctx, tally, container, size)
+        # sequential fill: the first instance in name order with room,
+        # or (none had room) the one created for it
+        tally.first_fit += tally.placed[container] is (
+            first or tally.instances[-1])
         tally.placed[container].containers.add(container)
         arrived.append(container)
         progress.step(i + 1, "on %d instance(s)" % _live(tally))
     return arrived
+
+
+def _first_with_room(tally, size):
+    """The first live instance, in name order, that ``size`` fits in."""
+    for inst in sorted(tally.instances, key=lambda i: i.name):
+        used = [sum(tally.sizes[c][k] for c in inst.containers)
+                for k in (0, 1)]
+        if not inst.retired and (
+                used[0] + size[0] <= INSTANCE_VCPUS
+                and used[1] + size[1] <= INSTANCE_MEMORY_MB):
+            return inst
+    return None
 
 
 def _spec(size):
@@ -324,6 +342,8 @@ def _summary(ctx, tally):
     print("instances      %d used (fewest possible %d: %.2fx): the first, "
           "then one per 'every instance is full' answer" % (
               used, bound, used / max(bound, 1)))
+    print("first fit      %d of %d placements on the first instance (in "
+          "name order) with room" % (tally.first_fit, len(tally.sizes)))
     phases = iter(tally.phases)
     _print_phase(next(phases))
     print("refill         %d containers of cluster-e: %d new instance(s), "

@@ -71,6 +71,9 @@ def test_containers_fill_instances_then_vacant_ones_are_retired(tmp_path):
     used = _count(r"instances\s+(\d+) used", summary)
     fewest = _count(r"fewest possible (\d+)", summary)
     assert fewest <= used <= fewest + 1
+    # and each container on the first instance, in name order, with room
+    first_fit = re.search(r"first fit\s+(\d+) of (\d+) placements", summary)
+    assert first_fit.group(1) == first_fit.group(2), summary
     # every instance after the first was asked for by a ProvidersFull
     # answer, and each creation is in the log of what happened
     created = out.count("every instance full: created magnum-")
