@@ -1,16 +1,21 @@
 """The flows of ``gantt-demo`` beyond compute, one module each.
 
 ``gantt/cmd/demo.py`` is the command: its options, the daemon it starts
-(``gantt-scheduler`` with a config of its own), the compute flow (the
-README's story: agents, conductors, re-claims) and the order the flows
-run in (``--flow``). Every other flow is a module of this package with
-the same shape, so that a reader finds one story per file:
+(``gantt-scheduler`` with a config of its own) and the order the flows
+run in (``--flow``; ``all`` plays them in the order of ``demo.FLOWS`` on
+one daemon). Each flow is a module of this package with the same shape,
+so that a reader finds one story per file:
 
+* ``PROFILE``: the scheduling profile the flow adds (listed in
+  ``[scheduler] profiles``), or None for the default profile;
 * ``config(topic)``: what the flow adds to the daemon's config (its
-  scheduling profile, its notifications), as ``{section: text}``;
+  profile's group, its notifications), as ``{section: text}``;
 * ``run(ctx) -> bool``: the flow itself, which prints what happens as it
   goes and ends with its own summary and a ``result`` line (True: OK).
 
+:mod:`.compute`
+    The README's story: compute agents, conductors asking for instances
+    of mixed flavors, failed builds re-claimed on the alternates.
 :mod:`.containers`
     Container hosts (``kind=container``, linked to Nova instances Gantt
     placed) filled one after another; "every instance is full" answered
