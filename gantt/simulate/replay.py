@@ -29,6 +29,7 @@ fleet, lowest first.
 
 import collections
 import contextlib
+import copy
 import dataclasses
 import os
 import random
@@ -218,10 +219,11 @@ class Requests:
                 self.translated[id(spec)] = (spec, first.request,
                                              first.owner)
             return first
-        _spec, request, owner = known
-        request = dataclasses.replace(
-            request, resources=dict(request.resources), derived={},
-            ledger=request_mod.Ledger())
+        _spec, first, owner = known
+        request = copy.copy(first)
+        request.resources = dict(first.resources)
+        request.derived = {}
+        request.ledger = request_mod.Ledger()
         return cycle_mod.CycleState(request, self.placer.view(), owner=owner)
 
 
