@@ -35,7 +35,7 @@ a what-if, step by step:
 
   2. run today's policy on a generated workload with churn: 4000
      instances at first, 8000 more arriving, each living 4000 arrivals
-     on average (about a minute on 200 hosts in --mode memory):
+     on average (about ten seconds on 200 hosts in --mode memory):
        gantt-simulate --fleet fleet.yaml --arrivals 8000 \\
            --mean-lifetime 4000 --initial 4000 --mode memory \\
            --plot today.png

@@ -18,6 +18,10 @@ Two claim modes:
   check, no SQL). The engine's decisions are the same; only the cost of
   the SQL is left out. For large fleets.
 
+In both modes each flavor's request spec is translated once
+(:class:`Requests`) and the claims are told to no peers: the engine's
+work for each arrival is its filters, weighers, pick and claim.
+
 The first-fit baseline (:data:`FIRST_FIT`) is Gantt's engine with one
 weigher: MetricsWeigher on a metric every host reports, its place in the
 fleet, lowest first.
@@ -25,6 +29,7 @@ fleet, lowest first.
 
 import collections
 import contextlib
+import copy
 import dataclasses
 import os
 import random
@@ -46,7 +51,9 @@ from gantt.db import api as db_api
 from gantt.db import migration
 from gantt.objects import compute_node as cn_obj
 from gantt.objects import request_spec as rs_obj
+from gantt.scheduler.pipeline import cycle as cycle_mod
 from gantt.scheduler.pipeline import packing
+from gantt.scheduler.pipeline import request as request_mod
 from gantt.scheduler.state import update as update_mod
 from gantt.simulate import fleet as fleet_mod
 from gantt.simulate import metrics
@@ -90,6 +97,9 @@ def make_conf(policy, config_file=None):
         conf.set_override(name, value, "filter_scheduler")
     # one host, the best: the policy decides, not chance
     conf.set_override("host_subset_size", 1, "filter_scheduler")
+    # no peers to tell of each claim (the engine would build a message
+    # per claim for nobody)
+    conf.set_override("broadcast_claims", False, "scheduler")
     return conf
 
 
@@ -124,7 +134,7 @@ class MemoryClaimer:
 
     def __init__(self, capacity_by_uuid):
         self.capacity = capacity_by_uuid
-        self.usage = {u: collections.Counter() for u in capacity_by_uuid}
+        self.usage = {u: {} for u in capacity_by_uuid}
         self.generation = dict.fromkeys(capacity_by_uuid, 1)
         self.consumers = {}
         self.conflicts = 0
@@ -137,10 +147,11 @@ class MemoryClaimer:
                     provider="*", seen="?", consumer=consumer_uuid)
             held = self.consumers.get(consumer_uuid, {})
             for provider, amounts in allocation_map.items():
+                capacity, used = self.capacity[provider], self.usage[provider]
+                mine = held.get(provider, {})
                 for rc, amount in amounts.items():
-                    room = (self.capacity[provider].get(rc, 0)
-                            - self.usage[provider][rc]
-                            + held.get(provider, {}).get(rc, 0))
+                    room = (capacity.get(rc, 0) - used.get(rc, 0)
+                            + mine.get(rc, 0))
                     if amount > room:
                         raise exception.CapacityExceeded(
                             provider=provider, amount=amount,
@@ -148,7 +159,7 @@ class MemoryClaimer:
                             reason="%d free" % room)
             touched = self._drop(consumer_uuid)
             self._add(consumer_uuid, allocation_map)
-            return self._states(touched | set(allocation_map))
+            return self._states(touched | allocation_map.keys())
 
     def release(self, consumer_uuid):
         with self._lock:
@@ -157,20 +168,72 @@ class MemoryClaimer:
     def _add(self, consumer_uuid, allocation_map):
         self.consumers[consumer_uuid] = allocation_map
         for provider, amounts in allocation_map.items():
-            self.usage[provider].update(amounts)
+            used = self.usage[provider]
+            for rc, amount in amounts.items():
+                used[rc] = used.get(rc, 0) + amount
 
     def _drop(self, consumer_uuid):
         held = self.consumers.pop(consumer_uuid, {})
         for provider, amounts in held.items():
-            self.usage[provider].subtract(amounts)
-        return set(held)
+            used = self.usage[provider]
+            for rc, amount in amounts.items():
+                used[rc] = used.get(rc, 0) - amount
+        return held.keys()
 
     def _states(self, providers):
-        for p in providers:
+        """Each provider's new generation and usage (the classes it has
+        some of), in uuid order, as the claim transaction returns them."""
+        states = []
+        for p in sorted(providers):
             self.generation[p] += 1
-        return [allocations.ProviderState(p, self.generation[p],
-                                          dict(+self.usage[p]))
-                for p in sorted(providers)]
+            states.append(allocations.ProviderState(
+                p, self.generation[p],
+                {rc: v for rc, v in self.usage[p].items() if v > 0}))
+        return states
+
+
+class Requests:
+    """The placer's cycles, each request spec translated once.
+
+    A replay sends one RequestSpec per flavor (:class:`Replayer`), again
+    and again; the engine would validate and translate it on every call
+    (``translate.from_spec``), to the same request each time (it reads no
+    database for a spec without a server group or hints, which the
+    simulator's never have). Each call gets a copy of that request with
+    its own scratch (``ledger``, ``derived``) and ``resources``, as a fresh
+    translation gives; the rest is read only. Otherwise the cycle is the
+    placer's own (:meth:`gantt.scheduler.placer.Placer.cycle`).
+    """
+
+    def __init__(self, placer):
+        self.placer = placer
+        self.translate = placer.cycle
+        self.translated = {}    # id(spec) -> (spec, request, owner)
+
+    def cycle(self, spec, instance_uuids):
+        """:raises: InvalidRequest"""
+        known = self.translated.get(id(spec))
+        if known is None or known[0] is not spec or len(instance_uuids) != 1:
+            first = self.translate(spec, instance_uuids)
+            if len(instance_uuids) == 1 and not _reads_database(spec):
+                self.translated[id(spec)] = (spec, first.request,
+                                             first.owner)
+            return first
+        _spec, first, owner = known
+        request = copy.copy(first)
+        request.resources = dict(first.resources)
+        request.derived = {}
+        request.ledger = request_mod.Ledger()
+        return cycle_mod.CycleState(request, self.placer.view(), owner=owner)
+
+
+def _reads_database(spec):
+    """Whether translating ``spec`` reads the database (a server group's
+    members, the instances a hint names): then it is done every time."""
+    return bool(spec.obj_attr_is_set("instance_group")
+                and spec.instance_group
+                or spec.obj_attr_is_set("scheduler_hints")
+                and spec.scheduler_hints)
 
 
 def _node(index, host):
@@ -219,6 +282,7 @@ def engine(conf, db, fleet, mode="sqlite"):
     sched = scheduler_mod.build(conf, db, clock=lambda: _NOW,
                                 rng=random.Random(1))
     sched.stats.load_cache()
+    sched.placer.cycle = Requests(sched.placer).cycle
     if mode == "memory":
         # the two seams of the memory mode: reports into the cache only,
         # and the claim service's writer

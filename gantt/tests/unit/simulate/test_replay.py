@@ -89,3 +89,68 @@ def test_hosts_of_a_live_fleet_start_with_what_they_hold():
                                mode=mode)
         # 1 VCPU left on h-0: first-fit must pass it over
         assert _per_host(result) == [7, 2]
+
+
+#: a short churning run's hosts, one digit per placement in order, as the
+#: engine chose them before the memory mode was made faster: any change
+#: to the replay's speed must leave them as they are
+PINNED = {
+    "spread": "2460026446420264244260602226406624064460664460",
+    "balanced+stack": "2460666666666666666666646660404666666660646606",
+}
+
+
+def _chosen(policy, mode):
+    shapes = (fleet_mod.Shape("a", {"VCPU": (16, 0, 4.0),
+                                    "MEMORY_MB": (65536, 4096, 1.0),
+                                    "DISK_GB": (500, 0, 1.0)}),
+              fleet_mod.Shape("b", {"VCPU": (32, 0, 2.0),
+                                    "MEMORY_MB": (131072, 4096, 1.5),
+                                    "DISK_GB": (0, 0, 1.0)}))
+    fleet = fleet_mod.Fleet(tuple(fleet_mod.Host("h-%d" % i, shapes[i % 2])
+                                  for i in range(8)))
+    events = workload.generate(workload.Generator(
+        mix=workload.DEFAULT_MIX, arrivals=60, mean_lifetime=25.0, seed=11))
+    with replay.database() as db:
+        sched = replay.engine(replay.make_conf(policy), db, fleet, mode)
+        chosen, select = [], sched.placer.select_destinations
+
+        def recording(*args, **kwargs):
+            selections = select(*args, **kwargs)
+            chosen.append(selections[0][0].service_host[len("h-"):])
+            return selections
+
+        sched.placer.select_destinations = recording
+        result = replay.Replayer(fleet, sched, metrics.smallest(
+            {e.flavor for e in events if e.flavor})).run(policy, mode,
+                                                         events)
+    return result, "".join(chosen)
+
+
+def test_the_same_seed_places_on_the_same_hosts_in_both_modes():
+    for policy, pinned in PINNED.items():
+        for mode in replay.MODES:
+            result, chosen = _chosen(policy, mode)
+            assert (result.placed, result.refused) == (46, 14)
+            assert chosen == pinned, (policy, mode)
+
+
+def test_each_spec_is_translated_once_with_fresh_scratch_per_call():
+    with replay.database() as db:
+        sched = replay.engine(replay.make_conf("spread"), db, _fleet())
+        spec = replay.spec_of(SMALL)
+        first = sched.placer.cycle(spec, ["a"])
+        again = sched.placer.cycle(spec, ["b"])
+        hinted = replay.spec_of(SMALL)
+        hinted.scheduler_hints = {"different_host": ["a"]}
+        hinted_cycles = [sched.placer.cycle(hinted, [u]) for u in "cd"]
+    memo = sched.placer.cycle.__self__.translated
+    assert memo[id(spec)][1] is first.request
+    assert again.request == first.request
+    assert again.request.ledger is not first.request.ledger
+    assert again.request.derived is not first.request.derived
+    assert again.request.resources is not first.request.resources
+    assert again.view is not first.view
+    # a spec whose translation reads the database is translated each time
+    assert hinted_cycles[0].request.spec is hinted
+    assert id(hinted) not in memo
