@@ -117,7 +117,8 @@ def parser():
     how = p.add_argument_group("policies and engine")
     how.add_argument("--policy", action="append", default=[],
                      choices=replay.policy_names(), metavar="NAME",
-                     help="a packing policy (repeatable; default: spread)")
+                     help="a packing policy (repeatable; default: Gantt's "
+                          "default profile, packing balanced+stack)")
     how.add_argument("--config", action="append", default=[],
                      metavar="GANTT_CONF",
                      help="an operator's gantt.conf: its filters and "
@@ -235,7 +236,10 @@ def _runs(args):
         runs.append((os.path.basename(path), conf))
     runs += [(name, replay.make_conf(name)) for name in args.policy]
     if not runs:
-        runs = [("spread", replay.make_conf("spread"))]
+        # what a fresh install schedules by: the default profile
+        conf = replay.make_conf(None)
+        runs = [("default (%s)" % (conf.filter_scheduler.packing
+                                   or "Nova's weighers"), conf)]
     if args.database and len(runs) > 1:
         raise UsageError("--database keeps one policy's claims: give one "
                          "policy")

@@ -71,6 +71,8 @@ def test_a_trace_replays_and_a_bad_one_is_one_line(tmp_path):
     out = _run("--fleet", str(fleet), "--trace", str(trace), "--quiet",
                "--csv", str(samples))
     assert out.returncode == 0, out.stderr
+    # no policy named: the one a fresh install schedules by
+    assert " ".join(_row(out.stdout, "")) == "default (balanced+stack)"
     assert _row(out.stdout, "placed") == ["3"]
     assert _row(out.stdout, "deleted") == ["1"]
     assert out.stderr == ""
