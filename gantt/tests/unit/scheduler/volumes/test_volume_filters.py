@@ -121,6 +121,31 @@ def test_removed_pools_are_counted_by_cause(capacity):
     }
 
 
+
+def test_the_causes_border_cases(capacity):
+    pools = view(
+        # one GB is some capacity: too little, not none
+        Pool("tiny", total=1, caps={"free_capacity_gb": 1}),
+        # a ratio of exactly 1 is allowed: the thin room ran out
+        Pool("thin 1.0", total=100, ratio=1.0, used=100, caps=THIN),
+    )
+    request = volume(50)
+    removed = ~capacity.passes_columns(pools, request)
+    assert capacity.explain(pools, request, removed) == {
+        "reported an unknown total and a reserved percentage": 0,
+        "had no capacity": 0,
+        "had an over-subscription ratio below 1": 0,
+        "lacked thin-provisioned room (Cinder's virtual free capacity)": 1,
+        "lacked free capacity": 1,
+    }
+    # a thick volume type is refused on a thin pool's physical free space
+    thick = volume(50, {"provisioning:type": "thick"})
+    removed = ~capacity.passes_columns(pools, thick)
+    counts = capacity.explain(pools, thick, removed)
+    assert counts["lacked free capacity"] == 2
+    assert counts[
+        "lacked thin-provisioned room (Cinder's virtual free capacity)"] == 0
+
 def test_a_volume_without_size_passes_everywhere(capacity):
     assert not capacity.applies(volume(0))
     assert capacity.applies(volume(1))

@@ -65,6 +65,23 @@ def test_an_unknown_pool_weighs_last_under_either_multiplier():
     assert np.argsort(slow).tolist() == np.argsort(totals).tolist()
 
 
+
+def test_the_infinite_stand_in_when_the_finite_pools_tie():
+    stack = volume_capacity.CapacityWeigher(make_conf(**{
+        "volume_scheduler.capacity_weight_multiplier": -1.0}))
+    pools = view(Pool("a", total=100, caps={"free_capacity_gb": 10}),
+                 Pool("b", total=100, caps={"free_capacity_gb": 10}),
+                 Pool("u", total=100, caps={"free_capacity_gb": "unknown"}))
+    rows = np.arange(pools.n)
+    # no spread to scale by: Cinder puts the stand-in 10000 above
+    assert list(stack.weigh_columns(pools, volume(1), rows)) == [
+        10.0, 10.0, 10010.0]
+    # every candidate infinite: each weighs 0
+    unknown = view(*[Pool(n, total=100, caps={"free_capacity_gb": "unknown"})
+                     for n in ("u0", "u1")])
+    assert list(stack.weigh_columns(unknown, volume(1), rows[:2])) == [
+        0.0, 0.0]
+
 def test_allocated_capacity_and_volume_number_prefer_the_emptiest():
     pools = view(Pool("a", used=300, volumes=7),
                  Pool("b", used=100, volumes=9),
