@@ -146,6 +146,7 @@ def test_the_causes_border_cases(capacity):
     assert counts[
         "lacked thin-provisioned room (Cinder's virtual free capacity)"] == 0
 
+
 def test_a_volume_without_size_passes_everywhere(capacity):
     assert not capacity.applies(volume(0))
     assert capacity.applies(volume(1))
@@ -183,6 +184,27 @@ def test_volume_type_specs_match_capabilities(capabilities):
         assert_both_paths(capabilities, pools, volume(1, specs), expected)
 
 
+
+def test_specs_after_another_scope_are_still_checked(capabilities):
+    pools = view(Pool("a", caps={"vendor_name": "Acme"}),
+                 Pool("b", caps={"vendor_name": "Other"}))
+    specs = {"provisioning:type": "thin", "vendor_name": "Acme"}
+    assert_both_paths(capabilities, pools, volume(1, specs), [True, False])
+
+
+def test_a_list_capability_matches_any_of_its_items(capabilities):
+    pools = view(Pool("a", caps={"pool_info": '{"tiers": ["gold", "iron"]}'}),
+                 Pool("b", caps={"pool_info": '{"tiers": ["bronze"]}'}))
+    specs = {"capabilities:pool_info:tiers": "iron"}
+    assert_both_paths(capabilities, pools, volume(1, specs), [True, False])
+
+
+def test_an_is_without_operand_matches_nothing(capabilities):
+    pools = view(Pool("a", caps={"QoS_support": True}),
+                 Pool("b", caps={"QoS_support": False}))
+    assert_both_paths(capabilities, pools,
+                      volume(1, {"QoS_support": "<is>"}), [False, False])
+
 def test_a_storage_protocol_matches_as_reported(capabilities):
     # Cinder's pools keep the reported spelling in their capabilities (only
     # the backend functions see the variants)
@@ -196,6 +218,14 @@ def test_a_storage_protocol_matches_as_reported(capabilities):
 def test_no_volume_type_specs_means_nothing_to_check(capabilities):
     assert not capabilities.applies(volume(1))
     assert not capabilities.applies(volume(1, {"provisioning:type": "x"}))
+    assert capabilities.applies(volume(1, {"vendor_name": "Acme"}))
+
+
+def test_every_spec_must_match(capabilities):
+    pools = view(Pool("a", caps={"vendor_name": "Acme", "total_volumes": 12}),
+                 Pool("b", caps={"vendor_name": "Other", "total_volumes": 3}))
+    specs = {"vendor_name": "Acme", "total_volumes": "<= 10"}
+    assert_both_paths(capabilities, pools, volume(1, specs), [False, False])
 
 
 @pytest.fixture(scope="module")
