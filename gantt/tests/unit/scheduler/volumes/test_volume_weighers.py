@@ -121,6 +121,15 @@ def test_goodness_functions_rate_backends_0_to_100():
     assert raw(weigher, pools, volume(10)) == (expected, expected)
 
 
+
+def test_goodness_keeps_0_to_100_and_rates_the_rest_0():
+    functions = ["0.5", "100", "'good'", "-1", "100.5"]
+    pools = view(*[Pool("p%d" % i, caps={"goodness_function": f})
+                   for i, f in enumerate(functions)])
+    weigher = goodness.GoodnessWeigher(make_conf())
+    expected = [0.5, 100.0, 0.0, 0.0, 0.0]
+    assert raw(weigher, pools, volume(5)) == (expected, expected)
+
 def test_goodness_takes_the_best_protocol_spelling():
     text = "capabilities.storage_protocol == 'fc' ? 80 : 20"
     pools = view(Pool("fc", caps={"storage_protocol": "FC",
