@@ -146,8 +146,11 @@ def test_on_instance_unknown_is_no_valid_host(magnum):
 
 @pytest.mark.parametrize("hints, message", [
     ({"fill": ["densest"]}, "fill must be one of sequential"),
-    ({"fill": ["sequential", "sequential"]}, "takes one value"),
-    ({"on_instance": ["c-a"]}, "must be an instance uuid"),
+    ({"fill": ["sequential", "sequential"]},
+     "Invalid request: scheduler hint fill takes one value, got 2$"),
+    ({"on_instance": ["c-a"]},
+     "Invalid request: scheduler hint on_instance must be an instance "
+     "uuid, got 'c-a'$"),
 ])
 def test_bad_hints_are_refused(magnum, hints, message):
     _hosts(magnum)
@@ -256,6 +259,44 @@ def test_first_in_order_breaks_a_host_name_tie_by_node_name():
     assert containers.first_in_order(View, np.array([0, 1, 2, 3])) == 2
 
 
+def test_first_in_order_breaks_a_tie_of_two():
+    class View:
+        hosts = np.array(["h", "h"], dtype=object)
+        nodenames = np.array(["n2", "n1"], dtype=object)
+        uuids = np.array(["u0", "u1"], dtype=object)
+    assert containers.first_in_order(View, np.array([0, 1])) == 1
+
+
+def test_a_hint_given_as_one_string_is_read_as_one_value():
+    uuid = INSTANCES["c-a"]
+    assert containers.request_fields(
+        {"fill": "sequential", "on_instance": uuid}) == {
+            "fill": "sequential", "on_instance": uuid}
+
+
+class _RefuseAll(filters_base.BaseFilter):
+    name = "RefuseAll"
+
+    def host_passes(self, host, request):
+        return False
+
+
+def test_forced_hosts_count_as_full_past_the_other_filters(conf):
+    # as Nova forces hosts past the filters, a forced container request
+    # that no host had room for counts the hosts the other filters refuse
+    view = helpers.make_view(helpers.node("c0"), helpers.node("c1"))
+    runner = filters_base.FilterRunner([_RefuseAll(conf)])
+    mask = np.ones(view.n, dtype=bool)
+
+    class Forced:
+        forced = True
+
+    class Free:
+        forced = False
+    assert containers.full_hosts(runner, view, Forced, mask) == 2
+    assert containers.full_hosts(runner, view, Free, mask) == 0
+
+
 def test_is_container_request_by_provider_kinds():
     class Request:
         fill = None
@@ -263,4 +304,7 @@ def test_is_container_request_by_provider_kinds():
         provider_kinds = ("container",)
     assert containers.is_container_request(Request)
     Request.provider_kinds = ("compute",)
+    assert not containers.is_container_request(Request)
+    # a request record without provider kinds is not a container's
+    del Request.provider_kinds
     assert not containers.is_container_request(Request)
