@@ -1,7 +1,9 @@
 """Containers on instances, end to end on SQLite: sequential fill, place
 on an instance, ProvidersFull when every host is full, groups and zones."""
 
+import dataclasses
 import random
+import re
 
 import numpy as np
 import pytest
@@ -138,9 +140,12 @@ def test_on_instance_when_that_instance_is_full(magnum):
 
 def test_on_instance_unknown_is_no_valid_host(magnum):
     _hosts(magnum)
+    unknown = factories.uuids(1)[0]
     with pytest.raises(exception.NoValidHost) as err:
-        _place(magnum, hints={"on_instance": [factories.uuids(1)[0]]})
+        _place(magnum, hints={"on_instance": [unknown]})
     assert type(err.value) is exception.NoValidHost
+    assert re.search(r"\bnot the container host of instance %s\b" % unknown,
+                     str(err.value))
     assert _vcpus(magnum) == {}
 
 
@@ -295,6 +300,17 @@ def test_forced_hosts_count_as_full_past_the_other_filters(conf):
         forced = False
     assert containers.full_hosts(runner, view, Forced, mask) == 2
     assert containers.full_hosts(runner, view, Free, mask) == 0
+
+
+def test_linked_instance_by_report_or_by_stat():
+    view = helpers.make_view(
+        agents.container_host("c-a", INSTANCES["c-a"]), helpers.node("n"))
+    by_stat = view.record(0)
+    assert containers.linked_instance(by_stat) == INSTANCES["c-a"]
+    assert containers.linked_instance(view.record(1)) is None
+    # a provider report's link comes first
+    by_report = dataclasses.replace(by_stat, instance_uuid=INSTANCES["c-b"])
+    assert containers.linked_instance(by_report) == INSTANCES["c-b"]
 
 
 def test_is_container_request_by_provider_kinds():
