@@ -150,7 +150,9 @@ def test_on_instance_unknown_is_no_valid_host(magnum):
 
 
 @pytest.mark.parametrize("hints, message", [
-    ({"fill": ["densest"]}, "fill must be one of sequential"),
+    ({"fill": ["densest"]},
+     "Invalid request: scheduler hint fill must be one of sequential, "
+     "got 'densest'$"),
     ({"fill": ["sequential", "sequential"]},
      "Invalid request: scheduler hint fill takes one value, got 2$"),
     ({"on_instance": ["c-a"]},
@@ -311,6 +313,14 @@ def test_linked_instance_by_report_or_by_stat():
     # a provider report's link comes first
     by_report = dataclasses.replace(by_stat, instance_uuid=INSTANCES["c-b"])
     assert containers.linked_instance(by_report) == INSTANCES["c-b"]
+
+
+def test_rows_on_instance_by_stat_only_where_reported():
+    view = helpers.make_view(
+        agents.container_host("c-a", INSTANCES["c-a"]), helpers.node("n"),
+        agents.container_host("c-b", INSTANCES["c-b"]))
+    assert containers.rows_on_instance(view, INSTANCES["c-b"]).tolist() == [
+        False, False, True]
 
 
 def test_is_container_request_by_provider_kinds():
