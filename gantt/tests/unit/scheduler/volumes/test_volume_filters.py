@@ -57,6 +57,14 @@ def test_thin_pools_over_subscribe_up_to_the_ratio(capacity):
                       [True, False, True, False])
 
 
+def test_a_thin_pool_without_over_subscription_takes_its_room(capacity):
+    # a ratio of exactly 1: thin provisioning up to the pool's size
+    pools = view(Pool("thin 1.0", total=100, ratio=1.0, used=40, caps=THIN),
+                 Pool("thin 1.0 full", total=100, ratio=1.0, used=60,
+                      caps=THIN))
+    assert_both_paths(capacity, pools, volume(50), [True, False])
+
+
 def test_a_thick_volume_type_ignores_over_subscription(capacity):
     pools = view(Pool("thin", total=1000, ratio=20.0, used=980,
                       caps=THIN))
