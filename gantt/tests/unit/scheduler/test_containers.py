@@ -1,7 +1,9 @@
 """Containers on instances, end to end on SQLite: sequential fill, place
 on an instance, ProvidersFull when every host is full, groups and zones."""
 
+import dataclasses
 import random
+import re
 
 import numpy as np
 import pytest
@@ -138,16 +140,24 @@ def test_on_instance_when_that_instance_is_full(magnum):
 
 def test_on_instance_unknown_is_no_valid_host(magnum):
     _hosts(magnum)
+    unknown = factories.uuids(1)[0]
     with pytest.raises(exception.NoValidHost) as err:
-        _place(magnum, hints={"on_instance": [factories.uuids(1)[0]]})
+        _place(magnum, hints={"on_instance": [unknown]})
     assert type(err.value) is exception.NoValidHost
+    assert re.search(r"\bnot the container host of instance %s\b" % unknown,
+                     str(err.value))
     assert _vcpus(magnum) == {}
 
 
 @pytest.mark.parametrize("hints, message", [
-    ({"fill": ["densest"]}, "fill must be one of sequential"),
-    ({"fill": ["sequential", "sequential"]}, "takes one value"),
-    ({"on_instance": ["c-a"]}, "must be an instance uuid"),
+    ({"fill": ["densest"]},
+     "Invalid request: scheduler hint fill must be one of sequential, "
+     "got 'densest'$"),
+    ({"fill": ["sequential", "sequential"]},
+     "Invalid request: scheduler hint fill takes one value, got 2$"),
+    ({"on_instance": ["c-a"]},
+     "Invalid request: scheduler hint on_instance must be an instance "
+     "uuid, got 'c-a'$"),
 ])
 def test_bad_hints_are_refused(magnum, hints, message):
     _hosts(magnum)
@@ -256,6 +266,63 @@ def test_first_in_order_breaks_a_host_name_tie_by_node_name():
     assert containers.first_in_order(View, np.array([0, 1, 2, 3])) == 2
 
 
+def test_first_in_order_breaks_a_tie_of_two():
+    class View:
+        hosts = np.array(["h", "h"], dtype=object)
+        nodenames = np.array(["n2", "n1"], dtype=object)
+        uuids = np.array(["u0", "u1"], dtype=object)
+    assert containers.first_in_order(View, np.array([0, 1])) == 1
+
+
+def test_a_hint_given_as_one_string_is_read_as_one_value():
+    uuid = INSTANCES["c-a"]
+    assert containers.request_fields(
+        {"fill": "sequential", "on_instance": uuid}) == {
+            "fill": "sequential", "on_instance": uuid}
+
+
+class _RefuseAll(filters_base.BaseFilter):
+    name = "RefuseAll"
+
+    def host_passes(self, host, request):
+        return False
+
+
+def test_forced_hosts_count_as_full_past_the_other_filters(conf):
+    # as Nova forces hosts past the filters, a forced container request
+    # that no host had room for counts the hosts the other filters refuse
+    view = helpers.make_view(helpers.node("c0"), helpers.node("c1"))
+    runner = filters_base.FilterRunner([_RefuseAll(conf)])
+    mask = np.ones(view.n, dtype=bool)
+
+    class Forced:
+        forced = True
+
+    class Free:
+        forced = False
+    assert containers.full_hosts(runner, view, Forced, mask) == 2
+    assert containers.full_hosts(runner, view, Free, mask) == 0
+
+
+def test_linked_instance_by_report_or_by_stat():
+    view = helpers.make_view(
+        agents.container_host("c-a", INSTANCES["c-a"]), helpers.node("n"))
+    by_stat = view.record(0)
+    assert containers.linked_instance(by_stat) == INSTANCES["c-a"]
+    assert containers.linked_instance(view.record(1)) is None
+    # a provider report's link comes first
+    by_report = dataclasses.replace(by_stat, instance_uuid=INSTANCES["c-b"])
+    assert containers.linked_instance(by_report) == INSTANCES["c-b"]
+
+
+def test_rows_on_instance_by_stat_only_where_reported():
+    view = helpers.make_view(
+        agents.container_host("c-a", INSTANCES["c-a"]), helpers.node("n"),
+        agents.container_host("c-b", INSTANCES["c-b"]))
+    assert containers.rows_on_instance(view, INSTANCES["c-b"]).tolist() == [
+        False, False, True]
+
+
 def test_is_container_request_by_provider_kinds():
     class Request:
         fill = None
@@ -263,4 +330,7 @@ def test_is_container_request_by_provider_kinds():
         provider_kinds = ("container",)
     assert containers.is_container_request(Request)
     Request.provider_kinds = ("compute",)
+    assert not containers.is_container_request(Request)
+    # a request record without provider kinds is not a container's
+    del Request.provider_kinds
     assert not containers.is_container_request(Request)

@@ -154,6 +154,18 @@ def test_weigher_is_constant_without_agents(conf):
     assert weigher.constant(view, helpers.make_request())
 
 
+def test_weigher_weighs_zero_on_a_fleet_without_agents(conf):
+    # asked anyway (by the host-by-host runner, say), it gives one 0 a row
+    view = helpers.make_view(helpers.node("c0"), helpers.node("c1"),
+                             helpers.node("c2"))
+    weigher = hosted.LeastRoutersWeigher(conf)
+    request = helpers.make_request()
+    assert list(weigher.weigh_columns(view, request, [0, 2])) == [0.0, 0.0]
+    assert list(weigher.weigh_columns(view, request, slice(None))) == [
+        0.0] * 3
+    assert weigher.weigh_host(view.record(1), request) == 0.0
+
+
 def test_hosted_counts_follow_claims(network):
     _agents(network, [0, 0, 0])
     counts = collections.Counter(

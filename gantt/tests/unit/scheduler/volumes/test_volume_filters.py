@@ -57,6 +57,14 @@ def test_thin_pools_over_subscribe_up_to_the_ratio(capacity):
                       [True, False, True, False])
 
 
+def test_a_thin_pool_without_over_subscription_takes_its_room(capacity):
+    # a ratio of exactly 1: thin provisioning up to the pool's size
+    pools = view(Pool("thin 1.0", total=100, ratio=1.0, used=40, caps=THIN),
+                 Pool("thin 1.0 full", total=100, ratio=1.0, used=60,
+                      caps=THIN))
+    assert_both_paths(capacity, pools, volume(50), [True, False])
+
+
 def test_a_thick_volume_type_ignores_over_subscription(capacity):
     pools = view(Pool("thin", total=1000, ratio=20.0, used=980,
                       caps=THIN))
@@ -121,6 +129,32 @@ def test_removed_pools_are_counted_by_cause(capacity):
     }
 
 
+
+def test_the_causes_border_cases(capacity):
+    pools = view(
+        # one GB is some capacity: too little, not none
+        Pool("tiny", total=1, caps={"free_capacity_gb": 1}),
+        # a ratio of exactly 1 is allowed: the thin room ran out
+        Pool("thin 1.0", total=100, ratio=1.0, used=100, caps=THIN),
+    )
+    request = volume(50)
+    removed = ~capacity.passes_columns(pools, request)
+    assert capacity.explain(pools, request, removed) == {
+        "reported an unknown total and a reserved percentage": 0,
+        "had no capacity": 0,
+        "had an over-subscription ratio below 1": 0,
+        "lacked thin-provisioned room (Cinder's virtual free capacity)": 1,
+        "lacked free capacity": 1,
+    }
+    # a thick volume type is refused on a thin pool's physical free space
+    thick = volume(50, {"provisioning:type": "thick"})
+    removed = ~capacity.passes_columns(pools, thick)
+    counts = capacity.explain(pools, thick, removed)
+    assert counts["lacked free capacity"] == 2
+    assert counts[
+        "lacked thin-provisioned room (Cinder's virtual free capacity)"] == 0
+
+
 def test_a_volume_without_size_passes_everywhere(capacity):
     assert not capacity.applies(volume(0))
     assert capacity.applies(volume(1))
@@ -158,6 +192,27 @@ def test_volume_type_specs_match_capabilities(capabilities):
         assert_both_paths(capabilities, pools, volume(1, specs), expected)
 
 
+
+def test_specs_after_another_scope_are_still_checked(capabilities):
+    pools = view(Pool("a", caps={"vendor_name": "Acme"}),
+                 Pool("b", caps={"vendor_name": "Other"}))
+    specs = {"provisioning:type": "thin", "vendor_name": "Acme"}
+    assert_both_paths(capabilities, pools, volume(1, specs), [True, False])
+
+
+def test_a_list_capability_matches_any_of_its_items(capabilities):
+    pools = view(Pool("a", caps={"pool_info": '{"tiers": ["gold", "iron"]}'}),
+                 Pool("b", caps={"pool_info": '{"tiers": ["bronze"]}'}))
+    specs = {"capabilities:pool_info:tiers": "iron"}
+    assert_both_paths(capabilities, pools, volume(1, specs), [True, False])
+
+
+def test_an_is_without_operand_matches_nothing(capabilities):
+    pools = view(Pool("a", caps={"QoS_support": True}),
+                 Pool("b", caps={"QoS_support": False}))
+    assert_both_paths(capabilities, pools,
+                      volume(1, {"QoS_support": "<is>"}), [False, False])
+
 def test_a_storage_protocol_matches_as_reported(capabilities):
     # Cinder's pools keep the reported spelling in their capabilities (only
     # the backend functions see the variants)
@@ -171,6 +226,14 @@ def test_a_storage_protocol_matches_as_reported(capabilities):
 def test_no_volume_type_specs_means_nothing_to_check(capabilities):
     assert not capabilities.applies(volume(1))
     assert not capabilities.applies(volume(1, {"provisioning:type": "x"}))
+    assert capabilities.applies(volume(1, {"vendor_name": "Acme"}))
+
+
+def test_every_spec_must_match(capabilities):
+    pools = view(Pool("a", caps={"vendor_name": "Acme", "total_volumes": 12}),
+                 Pool("b", caps={"vendor_name": "Other", "total_volumes": 3}))
+    specs = {"vendor_name": "Acme", "total_volumes": "<= 10"}
+    assert_both_paths(capabilities, pools, volume(1, specs), [False, False])
 
 
 @pytest.fixture(scope="module")

@@ -65,6 +65,23 @@ def test_an_unknown_pool_weighs_last_under_either_multiplier():
     assert np.argsort(slow).tolist() == np.argsort(totals).tolist()
 
 
+
+def test_the_infinite_stand_in_when_the_finite_pools_tie():
+    stack = volume_capacity.CapacityWeigher(make_conf(**{
+        "volume_scheduler.capacity_weight_multiplier": -1.0}))
+    pools = view(Pool("a", total=100, caps={"free_capacity_gb": 10}),
+                 Pool("b", total=100, caps={"free_capacity_gb": 10}),
+                 Pool("u", total=100, caps={"free_capacity_gb": "unknown"}))
+    rows = np.arange(pools.n)
+    # no spread to scale by: Cinder puts the stand-in 10000 above
+    assert list(stack.weigh_columns(pools, volume(1), rows)) == [
+        10.0, 10.0, 10010.0]
+    # every candidate infinite: each weighs 0
+    unknown = view(*[Pool(n, total=100, caps={"free_capacity_gb": "unknown"})
+                     for n in ("u0", "u1")])
+    assert list(stack.weigh_columns(unknown, volume(1), rows[:2])) == [
+        0.0, 0.0]
+
 def test_allocated_capacity_and_volume_number_prefer_the_emptiest():
     pools = view(Pool("a", used=300, volumes=7),
                  Pool("b", used=100, volumes=9),
@@ -103,6 +120,15 @@ def test_goodness_functions_rate_backends_0_to_100():
     expected[2] = 0.0
     assert raw(weigher, pools, volume(10)) == (expected, expected)
 
+
+
+def test_goodness_keeps_0_to_100_and_rates_the_rest_0():
+    functions = ["0.5", "100", "'good'", "-1", "100.5"]
+    pools = view(*[Pool("p%d" % i, caps={"goodness_function": f})
+                   for i, f in enumerate(functions)])
+    weigher = goodness.GoodnessWeigher(make_conf())
+    expected = [0.5, 100.0, 0.0, 0.0, 0.0]
+    assert raw(weigher, pools, volume(5)) == (expected, expected)
 
 def test_goodness_takes_the_best_protocol_spelling():
     text = "capabilities.storage_protocol == 'fc' ? 80 : 20"

@@ -141,6 +141,69 @@ def test_the_multiplier_is_off_by_default_and_overridden_by_aggregates(conf):
     assert list(columns) == per_host == [2.5, 0.0]
 
 
+def _only(name, *inventories):
+    """A host offering just ``inventories`` (resource class, total,
+    reserved)."""
+    return compute_node.ComputeNode(
+        uuid=factories.host_uuid(name), host=name, nodename=name,
+        report_sequence=1,
+        inventories=[compute_node.Inventory(resource_class=rc, total=total,
+                                            reserved=reserved)
+                     for rc, total, reserved in inventories])
+
+
+def test_two_classes_are_enough_to_be_weighed(conf):
+    # a host with VCPU and RAM but no disk: (.5, .1) after the placement
+    view = helpers.make_view(
+        _only("no-disk", ("VCPU", 10, 0), ("MEMORY_MB", 10240, 0)),
+        usages={"no-disk": {"VCPU": 4}})
+    request = helpers.make_request(_flavor(vcpus=1, memory_mb=1024,
+                                           root_gb=10))
+    values = raw(balanced.BalancedAllocationWeigher(conf), view, request)
+    assert values == pytest.approx([-np.std([0.5, 0.1])])
+    # and two configured classes, for a request of those two, weigh
+    conf.set_override("balanced_allocation_resource_classes",
+                      ["VCPU", "MEMORY_MB"], "filter_scheduler")
+    weigher = balanced.BalancedAllocationWeigher(conf)
+    request = helpers.make_request(_flavor(vcpus=1, memory_mb=1024,
+                                           root_gb=0))
+    assert weigher._classes(request) == ("VCPU", "MEMORY_MB")
+    assert not weigher.constant(view, request)
+
+
+def test_a_class_with_no_room_left_is_not_weighed(conf):
+    # "reserved" holds its whole disk back: its capacity is 0, so only
+    # VCPU and RAM are weighed there, as on "diskless"
+    view = helpers.make_view(
+        _only("reserved", ("VCPU", 10, 0), ("MEMORY_MB", 10240, 0),
+              ("DISK_GB", 100, 100)),
+        _only("diskless", ("VCPU", 10, 0), ("MEMORY_MB", 10240, 0)),
+        usages={"reserved": {"VCPU": 4}, "diskless": {"VCPU": 4}})
+    request = helpers.make_request(_flavor(vcpus=1, memory_mb=1024,
+                                           root_gb=10))
+    values = raw(balanced.BalancedAllocationWeigher(conf), view, request)
+    assert values == pytest.approx([-np.std([0.5, 0.1])] * 2)
+
+
+def test_a_configured_class_no_host_offers_is_skipped(conf):
+    conf.set_override("balanced_allocation_resource_classes",
+                      ["VGPU", "VCPU", "MEMORY_MB", "DISK_GB"],
+                      "filter_scheduler")
+    values = raw(balanced.BalancedAllocationWeigher(conf), _view(),
+                 helpers.make_request(_flavor()))
+    spread = np.std([0.2, 1.0, 0.2])
+    assert np.allclose(values, [0.0, -spread, -spread, 0.0])
+
+
+def test_a_fleet_without_the_classes_weighs_zero(conf):
+    # network agents only: none offers VCPU, RAM or disk
+    view = helpers.make_view(_only("agent0", ("CUSTOM_L3_ROUTER", 10, 0)),
+                             _only("agent1", ("CUSTOM_L3_ROUTER", 10, 0)))
+    values = raw(balanced.BalancedAllocationWeigher(conf), view,
+                 helpers.make_request(_flavor()))
+    assert values == [0.0, 0.0]
+
+
 def _runners(conf):
     classes = [balanced.BalancedAllocationWeigher, resources.RAMWeigher]
     return [weighers.WeigherRunner([c(conf) for c in classes],
