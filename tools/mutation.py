@@ -24,6 +24,9 @@ MODULES = (
     "gantt.scheduler.pipeline.filters",
     "gantt.scheduler.pipeline.prefilters",
     "gantt.scheduler.pipeline.candidates",
+    "gantt.scheduler.pipeline.containers",
+    "gantt.scheduler.pipeline.pools",
+    "gantt.scheduler.pipeline.backend_functions",
     "gantt.scheduler.claims",
 )
 ROOT = pathlib.Path(__file__).resolve().parent.parent
