@@ -1,7 +1,6 @@
 """Containers on instances, end to end on SQLite: sequential fill, place
 on an instance, ProvidersFull when every host is full, groups and zones."""
 
-import dataclasses
 import random
 import re
 
@@ -304,17 +303,6 @@ def test_forced_hosts_count_as_full_past_the_other_filters(conf):
     assert containers.full_hosts(runner, view, Free, mask) == 0
 
 
-def test_linked_instance_by_report_or_by_stat():
-    view = helpers.make_view(
-        agents.container_host("c-a", INSTANCES["c-a"]), helpers.node("n"))
-    by_stat = view.record(0)
-    assert containers.linked_instance(by_stat) == INSTANCES["c-a"]
-    assert containers.linked_instance(view.record(1)) is None
-    # a provider report's link comes first
-    by_report = dataclasses.replace(by_stat, instance_uuid=INSTANCES["c-b"])
-    assert containers.linked_instance(by_report) == INSTANCES["c-b"]
-
-
 def test_rows_on_instance_by_stat_only_where_reported():
     view = helpers.make_view(
         agents.container_host("c-a", INSTANCES["c-a"]), helpers.node("n"),
@@ -330,7 +318,4 @@ def test_is_container_request_by_provider_kinds():
         provider_kinds = ("container",)
     assert containers.is_container_request(Request)
     Request.provider_kinds = ("compute",)
-    assert not containers.is_container_request(Request)
-    # a request record without provider kinds is not a container's
-    del Request.provider_kinds
     assert not containers.is_container_request(Request)
