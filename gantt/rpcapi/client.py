@@ -65,6 +65,11 @@ the broker is unreachable a cast blocks until oslo.messaging reconnects
 broker refuses the message twice (for example, the user may not write to
 the ``gantt`` exchange), and ``VersionCapped`` for a method newer than the
 cap, before anything is sent.
+
+Over 400 lines: one thin method per RPC method (each says which version
+it needs and what it raises), and the version history above, which the
+wire and upgrade docs point to; split, a caller would look for the
+methods in two places.
 """
 
 import logging
