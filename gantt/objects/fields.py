@@ -112,3 +112,28 @@ class DictOfCapabilitiesField(fields.AutoTypedField):
     """``{name: str | int | float | bool}`` (see :class:`CapabilityValue`)."""
 
     AUTO_TYPE = fields.Dict(CapabilityValue())
+
+
+class GroupRule(fields.Enum):
+    """A holistic group's rule at one level (see gantt.objects.group)."""
+
+    ALL = ("affinity", "anti-affinity", "max-per", "spread",
+           "soft-affinity", "soft-anti-affinity")
+
+    def __init__(self):
+        super().__init__(valid_values=GroupRule.ALL)
+
+
+class GroupRuleField(fields.BaseEnumField):
+    AUTO_TYPE = GroupRule()
+
+
+class GroupObjective(fields.Enum):
+    ALL = ("most-spread", "fewest-hosts", "balanced")
+
+    def __init__(self):
+        super().__init__(valid_values=GroupObjective.ALL)
+
+
+class GroupObjectiveField(fields.BaseEnumField):
+    AUTO_TYPE = GroupObjective()

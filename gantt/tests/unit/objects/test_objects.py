@@ -10,6 +10,7 @@ from gantt.objects import aggregate
 from gantt.objects import base
 from gantt.objects import compute_node
 from gantt.objects import explain
+from gantt.objects import group
 from gantt.objects import host_state
 from gantt.objects import notification
 from gantt.objects import numa
@@ -63,14 +64,20 @@ expected = {
     "RequestGroup": "1.0-39a4d91b1578524e46307139b2bd7e28",
     "ProviderReport": "1.2-dd93e51d2794f54605bf18ec7c4d7077",
     "ReportResult": "1.0-5f0a32199d7e71cac6dfba3b692e7711",
-    "RequestSpec": "1.2-db58801b1eeb33cb4531a4af1660d6c5",
+    "RequestSpec": "1.3-8588ca3c80a40952ec52742e40d85ffd",
     "ResourceProvider": "1.0-7b419e572bf2d1fedb8941ccdbfe3fc0",
     "ResourceUsage": "1.0-2536df9d6eb65112b05b2977babdb5f5",
     "SchedulerStatistics": "1.2-a83b9de26d62bf2b54475ca930414934",
     "ProviderVacantPayload": "1.0-babf9215232bbc2181fe61c4f6833a13",
-    "SelectDestinationsPayload": "1.1-bb817261a43e867824c1e5310bb80704",
+    "SelectDestinationsPayload": "1.2-bb817261a43e867824c1e5310bb80704",
     "Selection": "1.0-078535b8d261f06db41caf09c54337dd",
     "WeighedHost": "1.0-8f0780b564347495e21c81e8450bd312",
+    "GroupLevelPolicy": "1.0-43eecc52611565935d4793e0a6275548",
+    "GroupMember": "1.0-7023130a47213e715aa7d5b0de0d602d",
+    "GroupPlan": "1.0-688c6714c06cb8e116fe73c47e4a8f9a",
+    "GroupRequest": "1.0-9b5315fe3b07f7c7b52a2fad18acacee",
+    "GroupSlot": "1.0-684e4ef217e952496324c957b926df45",
+    "GroupSlotRef": "1.0-9d51f86088cdfe33353a74f76a33cebb",
 }
 
 # Which version of each child object a parent embeds. When a child's VERSION
@@ -80,8 +87,10 @@ expected_relationships = {
     "AllocationCandidate": {"AllocationRequest": "1.0"},
     "ProviderReport": {"ResourceProvider": "1.0"},
     "RequestSpec": {"Destination": "1.0", "Flavor": "1.0",
-                    "ImageMeta": "1.0", "InstanceGroup": "1.0"},
-    "SelectDestinationsPayload": {"RequestSpec": "1.2"},
+                    "ImageMeta": "1.0", "InstanceGroup": "1.0",
+                    "GroupSlotRef": "1.0"},
+    "SelectDestinationsPayload": {"RequestSpec": "1.3"},
+    "GroupMember": {"RequestSpec": "1.3"},
     "Selection": {"AllocationRequest": "1.0"},
 }
 
@@ -146,6 +155,27 @@ def _request_spec():
             host="node1", node="node1", cell_uuid=CELL_UUID,
             aggregates=["agg-1,agg-2"]),
         ignore_hosts=["node9"], force_hosts=[], force_nodes=[])
+
+
+def _group_request():
+    return group.GroupRequest(
+        group_uuid=GROUP_UUID, project_id="p1", user_id="u1",
+        policies=[group.GroupLevelPolicy(level="rack", rule="max-per",
+                                         limit=2, weight=1.0)],
+        members=[group.GroupMember(name="worker", count=3,
+                                   request_spec=_request_spec())],
+        objective="balanced", time_budget=0.5, reservation_ttl=300)
+
+
+def _group_plan():
+    return group.GroupPlan(
+        group_uuid=GROUP_UUID, method="solver-feasible", gap=0.05,
+        objective_value=-3.0, reserved=True,
+        expires_at=datetime.datetime(2026, 1, 2, tzinfo=datetime.UTC),
+        seconds=0.2,
+        slots=[group.GroupSlot(slot=0, member="worker",
+                               reservation_uuid=CONSUMER_UUID,
+                               selections=[_selection()])])
 
 
 def _selection():
@@ -284,6 +314,13 @@ SAMPLES = {
             destinations=[_selection()], reason=None)),
     "Selection": _selection,
     "WeighedHost": lambda: _explanation().weighed[0],
+    "GroupLevelPolicy": lambda: _group_request().policies[0],
+    "GroupMember": lambda: _group_request().members[0],
+    "GroupRequest": lambda: _group_request(),
+    "GroupSlot": lambda: _group_plan().slots[0],
+    "GroupPlan": lambda: _group_plan(),
+    "GroupSlotRef": lambda: group.GroupSlotRef(group_uuid=GROUP_UUID,
+                                               slot=2),
 }
 
 
