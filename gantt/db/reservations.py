@@ -1,0 +1,210 @@
+"""Reserved member slots of holistic groups, in SQL.
+
+A group's plan is claimed whole, in one transaction, under one
+*reservation consumer* per member slot (:func:`reserve`, which uses
+:func:`gantt.db.allocations.claim_new`: capacity, the group's claim rule
+and the providers' compare-and-swap as for any claim). Each slot then
+leaves the reserved state exactly once, by one of three paths, all of
+which start with a compare-and-swap on the slot's row, so that of two
+racing paths exactly one wins:
+
+* :func:`convert`: a member takes the slot over: ``UPDATE … SET
+  instance_uuid = :member WHERE id = :id AND instance_uuid IS NULL AND
+  expires_at >= :now``, then the reservation consumer's allocations are
+  handed to the member's consumer (same rows, new owner: no provider
+  changes, so no generation moves) and the reservation consumer deleted;
+* :func:`expire`: the sweeper: ``DELETE … WHERE consumer_uuid = :c AND
+  instance_uuid IS NULL AND expires_at < :now``; only the worker whose
+  ``DELETE`` removed the row releases the allocations, so any number of
+  sweepers may run at once;
+* :func:`drop`: ``release_group``: the same ``DELETE`` without the
+  expiry condition.
+
+Taken-over rows stay: they say which member took which slot (a retried
+call is answered with the member's claim) and number the slots an
+``extend_group`` adds after them.
+"""
+
+import dataclasses
+import json
+
+from oslo_db import exception as db_exc
+import sqlalchemy as sa
+
+from gantt import exception
+from gantt.db import allocations
+from gantt.db.models import ALLOC
+from gantt.db.models import CONSUMERS
+from gantt.db.models import GROUP_PLANS
+from gantt.db.models import RESERVATIONS
+
+
+@dataclasses.dataclass(frozen=True)
+class SlotClaim:
+    """One slot of a plan to reserve."""
+
+    slot: int
+    member: str
+    consumer_uuid: str
+    allocations: dict        # {provider uuid: {class: amount}}
+
+
+@dataclasses.dataclass(frozen=True)
+class Stored:
+    """A group's stored rules (see :func:`save_plan`)."""
+
+    policies: list           # [{"level", "rule", "limit", "weight"}]
+    objective: str
+    project_id: str | None
+    user_id: str | None
+
+
+class SlotTaken(exception.ConsumerConflict):
+    """The slot was taken over by another member already."""
+
+
+def save_plan(conn, group_uuid, policies, objective, project_id, user_id,
+              now):
+    """Store (or replace) the group's rules."""
+    values = {"policies": json.dumps(policies), "objective": objective,
+              "project_id": project_id, "user_id": user_id}
+    updated = conn.execute(GROUP_PLANS.update().where(
+        GROUP_PLANS.c.group_uuid == group_uuid).values(
+        updated_at=now, **values)).rowcount
+    if not updated:
+        conn.execute(GROUP_PLANS.insert().values(
+            group_uuid=group_uuid, created_at=now, **values))
+
+
+def load_plan(conn, group_uuid):
+    """The group's :class:`Stored` rules, or None for an unknown group."""
+    row = conn.execute(sa.select(GROUP_PLANS).where(
+        GROUP_PLANS.c.group_uuid == group_uuid)).first()
+    if row is None:
+        return None
+    return Stored(json.loads(row.policies), row.objective, row.project_id,
+                  row.user_id)
+
+
+def reserve(conn, group_uuid, slots, expires_at, *, project_id, user_id,
+            group, now):
+    """Claim every slot under its reservation consumer and record the
+    slots, all or nothing (in the caller's transaction).
+
+    :param group: the GroupClaim the claim keeps
+    :returns: the touched providers' states
+    :raises: as :func:`gantt.db.allocations.claim_new`; SlotTaken when a
+        concurrent reserve or extend of the group took a slot number
+    """
+    states = allocations.claim_new(
+        conn, [allocations.NewClaim(s.consumer_uuid, s.allocations)
+               for s in slots],
+        project_id=project_id, user_id=user_id, group=group)
+    try:
+        conn.execute(RESERVATIONS.insert(), [
+            {"group_uuid": group_uuid, "slot": s.slot, "member": s.member,
+             "consumer_uuid": s.consumer_uuid, "expires_at": expires_at,
+             "created_at": now} for s in slots])
+    except db_exc.DBDuplicateEntry:
+        raise SlotTaken(consumer=group_uuid,
+                        reason="another call reserved slots of this group "
+                               "at the same time; nothing was claimed"
+                        ) from None
+    return states
+
+
+def next_slot(conn, group_uuid):
+    """The first slot number after every recorded one."""
+    top = conn.execute(sa.select(sa.func.max(RESERVATIONS.c.slot)).where(
+        RESERVATIONS.c.group_uuid == group_uuid)).scalar()
+    return 0 if top is None else top + 1
+
+
+def slot_row(conn, group_uuid, slot):
+    return conn.execute(sa.select(RESERVATIONS).where(
+        RESERVATIONS.c.group_uuid == group_uuid,
+        RESERVATIONS.c.slot == slot)).first()
+
+
+def convert(conn, group_uuid, slot, instance_uuid, *, project_id, user_id,
+            now):
+    """Hand a reserved slot's claim to its member.
+
+    :returns: the member's allocations ``{provider uuid: {class:
+        amount}}``, or None when the slot is not reserved (unknown,
+        expired or released): the caller places the member anew
+    :raises: SlotTaken (another member took it), ConsumerExists (the
+        member holds a claim already)
+    """
+    row = slot_row(conn, group_uuid, slot)
+    if row is None:
+        return None
+    if row.instance_uuid is not None:
+        if row.instance_uuid == instance_uuid:
+            return allocations.consumer_allocations(conn, instance_uuid)
+        raise SlotTaken(consumer=instance_uuid,
+                        reason="slot %d of group %s was taken over by %s"
+                               % (slot, group_uuid, row.instance_uuid))
+    taken = conn.execute(RESERVATIONS.update().where(
+        RESERVATIONS.c.id == row.id,
+        RESERVATIONS.c.instance_uuid.is_(None),
+        RESERVATIONS.c.expires_at >= now).values(
+        instance_uuid=instance_uuid)).rowcount
+    if taken != 1:
+        return None
+    held = allocations.consumer_allocations(conn, row.consumer_uuid)
+    try:
+        conn.execute(CONSUMERS.insert().values(
+            uuid=instance_uuid, generation=0, created_at=now,
+            project_id=project_id, user_id=user_id,
+            instance_group_uuid=group_uuid))
+    except db_exc.DBDuplicateEntry:
+        raise allocations.ConsumerExists(
+            provider="consumer", seen=None, consumer=instance_uuid) from None
+    conn.execute(ALLOC.update().where(
+        ALLOC.c.consumer_uuid == row.consumer_uuid).values(
+        consumer_uuid=instance_uuid))
+    conn.execute(CONSUMERS.delete().where(
+        CONSUMERS.c.uuid == row.consumer_uuid))
+    return held
+
+
+def expired(conn, now, limit=100):
+    """Reservation consumers whose slots expired unconverted."""
+    return [r.consumer_uuid for r in conn.execute(
+        sa.select(RESERVATIONS.c.consumer_uuid).where(
+            RESERVATIONS.c.instance_uuid.is_(None),
+            RESERVATIONS.c.expires_at < now).limit(limit))]
+
+
+def reserved_of(conn, group_uuid):
+    """The group's reservation consumers not taken over yet."""
+    return [r.consumer_uuid for r in conn.execute(
+        sa.select(RESERVATIONS.c.consumer_uuid).where(
+            RESERVATIONS.c.group_uuid == group_uuid,
+            RESERVATIONS.c.instance_uuid.is_(None)))]
+
+
+def expire(conn, consumer_uuid, now):
+    """Release one expired slot, if this transaction is the one whose
+    ``DELETE`` removed its row.
+
+    :returns: the freed providers' states, or None when another worker
+        expired it, or a member took it over, first
+    """
+    return _drop(conn, consumer_uuid, RESERVATIONS.c.expires_at < now)
+
+
+def drop(conn, consumer_uuid):
+    """Release one reserved slot (``release_group``); as :func:`expire`
+    without the expiry condition."""
+    return _drop(conn, consumer_uuid, sa.true())
+
+
+def _drop(conn, consumer_uuid, condition):
+    deleted = conn.execute(RESERVATIONS.delete().where(
+        RESERVATIONS.c.consumer_uuid == consumer_uuid,
+        RESERVATIONS.c.instance_uuid.is_(None), condition)).rowcount
+    if deleted != 1:
+        return None
+    return allocations.release(conn, consumer_uuid)
