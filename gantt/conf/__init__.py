@@ -7,6 +7,7 @@ own (the daemon builds its own, tests build a fresh one per test).
 from gantt.conf import cells
 from gantt.conf import database
 from gantt.conf import filter_scheduler
+from gantt.conf import group_scheduling
 from gantt.conf import metrics
 from gantt.conf import pci
 from gantt.conf import profiles
@@ -18,7 +19,7 @@ from gantt.conf import wire
 
 ALL_MODULES = (scheduler, request_filters, profiles, filter_scheduler,
                metrics, pci, cells, database, upgrade_levels, wire,
-               volume_scheduler)
+               volume_scheduler, group_scheduling)
 
 
 def register_opts(conf):

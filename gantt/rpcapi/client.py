@@ -43,6 +43,13 @@ RPC API version history:
   flavor, rather than let an older worker place it by Nova's profile.
   explain sent at 1.10 returns Explanation 1.1, which names the profile
   and packing policy that ranked the request.
+* 1.11 - (failure domains; in their own branch)
+* 1.12 - Holistic groups: added plan_group, reserve_group, extend_group
+  (GroupRequest 1.0 in, GroupPlan 1.0 out) and release_group (calls);
+  RequestSpec 1.3 names the reserved ``group_slot`` a member is built
+  into (select_destinations then takes the slot's claim over). A caller
+  capped below 1.12 refuses (VersionCapped) to send a request naming a
+  group slot.
 
 Topics (not versions: the messages are unchanged): since 1.3,
 update_resource_stats goes to the stats topic (``[scheduler] stats_topic``,
@@ -441,3 +448,35 @@ class SchedulerClient:
         return self._prepare("revert_move", "1.3").call(
             self._ctxt(ctxt), "revert_move", instance_uuid=instance_uuid,
             migration_uuid=migration_uuid)
+
+    def plan_group(self, ctxt, group_request):
+        """The plan of a group (a GroupPlan), claiming nothing.
+
+        :raises: NoValidHost, InvalidRequest, VersionCapped (below 1.12)
+        """
+        return self._prepare("plan_group", "1.12").call(
+            self._ctxt(ctxt), "plan_group", group_request=group_request)
+
+    def reserve_group(self, ctxt, group_request):
+        """Decide a group whole and claim every member slot, or none.
+
+        :returns: the GroupPlan, reserved
+        :raises: NoValidHost, InvalidRequest (a known group: extend it),
+            ConsumerConflict (a concurrent reserve of the group)
+        """
+        return self._prepare("reserve_group", "1.12").call(
+            self._ctxt(ctxt), "reserve_group", group_request=group_request)
+
+    def extend_group(self, ctxt, group_request):
+        """More members of a reserved group, its members held fixed.
+
+        :returns: the GroupPlan of the new slots, reserved
+        :raises: NoValidHost, InvalidRequest (an unknown group)
+        """
+        return self._prepare("extend_group", "1.12").call(
+            self._ctxt(ctxt), "extend_group", group_request=group_request)
+
+    def release_group(self, ctxt, group_uuid):
+        """Free the group's slots no member took over; how many."""
+        return self._prepare("release_group", "1.12").call(
+            self._ctxt(ctxt), "release_group", group_uuid=group_uuid)
