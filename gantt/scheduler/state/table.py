@@ -146,6 +146,8 @@ class HostTable:
     # topology aggregates) and its domain codes per level
     locations: list = None
     topology: topology_mod.DomainColumns = None
+    reported_locations: list = None     # per row: the report's text
+
     # how many claim marks ``pending`` holds: none (the usual case) spares
     # every filter pass adding the whole column
     marks: int = 0
@@ -201,6 +203,7 @@ class HostTable:
             providers=provider_tree.ProviderIndex(),
             locations=[topology_mod.NOWHERE] * rows,
             topology=topology_mod.DomainColumns(rows),
+            reported_locations=[None] * rows,
         )
 
     # -- shape ------------------------------------------------------------
@@ -314,6 +317,7 @@ class HostTable:
             kind=self.kind_of(row), service=self.services[row],
             capabilities=dict(self.capabilities[row] or {}),
             instance_uuid=self.instance_links[row],
+            location=str(self.locations[row]) or None,
             vacant=(self.kind_of(row) in vacancy_kinds
                     and self.is_empty(row)),
         )

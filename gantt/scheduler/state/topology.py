@@ -31,6 +31,8 @@ from gantt import exception
 
 #: the last level, implicit in every topology: each host its own domain
 HOST = "host"
+#: ``[topology] levels``' default
+DEFAULT_LEVELS = ("datacenter", "room", "row", "rack")
 #: the aggregate metadata key that makes an aggregate a domain
 AGGREGATE_KEY = "topology_level"
 #: the bounds a reported location is checked against
@@ -217,10 +219,13 @@ class DomainColumns:
     names it. Grown with the table (:meth:`grown`) like other columns.
     """
 
-    def __init__(self, rows, codes=None, index=None):
+    def __init__(self, rows, codes=None, index=None, levels=None):
         self._rows = rows
         self._codes = codes or {}
         self._index = index or {}
+        #: the configured levels, outermost first (the order locations
+        #: are written in)
+        self.levels = levels or Topology(DEFAULT_LEVELS).levels
 
     def set(self, row, location):
         """Write ``row``'s location (every level it does not name: -1)."""
@@ -257,4 +262,4 @@ class DomainColumns:
             codes[level] = np.full(rows, -1, dtype=np.int32)
             codes[level][:column.shape[0]] = column
         index = {level: dict(names) for level, names in self._index.items()}
-        return DomainColumns(rows, codes, index)
+        return DomainColumns(rows, codes, index, self.levels)

@@ -4,8 +4,12 @@ import numpy as np
 import pytest
 
 from gantt import exception
+from gantt.objects import aggregate as aggregate_obj
+from gantt.scheduler.state import aggregates as aggregates_mod
 from gantt.scheduler.state import table as table_mod
 from gantt.scheduler.state import topology
+from gantt.tests import factories
+from gantt.tests.unit.scheduler import helpers
 
 LEVELS = topology.Topology(["datacenter", "room", "row", "rack"])
 
@@ -89,3 +93,61 @@ def test_the_host_table_gives_domain_codes_per_level_and_grows_with_them():
     assert str(grown.locations[2]) == "row=b/rack=b07"
     assert table.domains("rack").tolist() == [0, 1]   # the old one kept
     assert isinstance(grown.domains("rack"), np.ndarray)
+
+
+# -- the cache: reports and topology aggregates ------------------------------
+
+def _rack(name, hosts, level="rack"):
+    return aggregate_obj.Aggregate(
+        uuid=factories.host_uuid("agg-" + name), name=name, hosts=hosts,
+        metadata={topology.AGGREGATE_KEY: level})
+
+
+def _location(cache, host):
+    row = cache.table.rows_by_host[host][0]
+    return str(cache.table.locations[row])
+
+
+def test_a_reported_location_is_the_hosts_location():
+    cache = helpers.make_cache(helpers.node("h1", location="row=b/rack=b07"))
+    assert _location(cache, "h1") == "row=b/rack=b07"
+    assert cache.host_states(60)[0].location == "row=b/rack=b07"
+
+
+def test_topology_aggregates_fill_the_levels_the_report_leaves_out():
+    cache = helpers.make_cache(
+        helpers.node("h1", location="rack=b07"), helpers.node("h2"),
+        aggregates=[_rack("a01", ["h1", "h2"]),
+                    _rack("row-b", ["h1"], level="row")])
+    # the report wins at rack; the aggregates say the row, and all of h2
+    assert _location(cache, "h1") == "row=row-b/rack=b07"
+    assert _location(cache, "h2") == "rack=a01"
+    assert cache.table.domains("rack").tolist() == [0, 1]
+
+
+def test_a_topology_aggregate_tagged_later_moves_every_member():
+    plain = aggregate_obj.Aggregate(uuid=factories.host_uuid("agg-a01"),
+                                    name="a01", hosts=["h1"], metadata={})
+    cache = helpers.make_cache(helpers.node("h1"), aggregates=[plain])
+    assert _location(cache, "h1") == ""
+    cache.apply_aggregates(aggregates_mod.AggregateSet([_rack("a01",
+                                                              ["h1"])]))
+    assert _location(cache, "h1") == "rack=a01"
+    cache.apply_aggregates(aggregates_mod.AggregateSet([]))
+    assert _location(cache, "h1") == ""
+    assert cache.table.domains("rack").tolist() == [-1]
+
+
+def test_a_report_naming_an_unknown_level_is_refused_and_changes_nothing(
+        scheduler):
+    with pytest.raises(exception.InvalidLocation) as err:
+        factories.report(scheduler, "h1", location="shelf=s1")
+    assert "unknown level 'shelf'" in str(err.value)
+    assert scheduler.operator.get_host_states() == []
+
+
+def test_hosts_outside_the_levels_are_found_for_the_start_log():
+    cache = helpers.make_cache(helpers.node("h1", location="shelf=s1"),
+                               helpers.node("h2", location="rack=b07"))
+    assert [(h, str(loc)) for h, loc in cache.hosts_outside(LEVELS)] == [
+        ("h1", "shelf=s1")]
