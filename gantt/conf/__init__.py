@@ -13,13 +13,14 @@ from gantt.conf import pci
 from gantt.conf import profiles
 from gantt.conf import request_filters
 from gantt.conf import scheduler
+from gantt.conf import topology
 from gantt.conf import upgrade_levels
 from gantt.conf import volume_scheduler
 from gantt.conf import wire
 
 ALL_MODULES = (scheduler, request_filters, profiles, filter_scheduler,
                metrics, pci, cells, database, upgrade_levels, wire,
-               volume_scheduler, group_scheduling)
+               volume_scheduler, topology, group_scheduling)
 
 
 def register_opts(conf):

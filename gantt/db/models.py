@@ -135,6 +135,9 @@ class HostReport(Base):
     # the agent's boot the stored report is from (NULL: it does not say);
     # a report of another boot is stored whatever its sequence
     boot_id = sa.Column(sa.String(36), nullable=True)
+    # where the host is, as reported (``room=r1/rack=b07``; see migration
+    # 0010): the claim reads it for policies per level
+    location = sa.Column(sa.String(255), nullable=True)
 
 
 class ProviderReport(Base):
@@ -163,6 +166,8 @@ class ProviderReport(Base):
     capabilities = sa.Column(sa.Text, nullable=False, server_default="{}")
     # a container host: the instance it runs in
     instance_uuid = sa.Column(sa.String(36), nullable=True)
+    # where the provider is, as reported (see migration 0010)
+    location = sa.Column(sa.String(255), nullable=True)
 
 
 class InstanceGroup(Base):
@@ -179,6 +184,9 @@ class InstanceGroup(Base):
     # that group policy is enforced inside the claim transaction
     generation = sa.Column(sa.Integer, nullable=False, default=0)
     created_at = sa.Column(sa.DateTime, nullable=False)
+    # policies per level, JSON ``[[level, rule, limit], ...]`` (migration
+    # 0010); NULL: the host-level ``policy`` alone
+    level_policies = sa.Column(sa.Text, nullable=True)
 
 
 class Aggregate(Base):

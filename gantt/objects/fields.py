@@ -70,6 +70,20 @@ class GroupPolicyField(fields.BaseEnumField):
     AUTO_TYPE = GroupPolicy()
 
 
+class LevelRule(fields.Enum):
+    """A group's rule at one level (gantt.scheduler.state.topology)."""
+
+    ALL = ("affinity", "anti-affinity", "max-per", "spread",
+           "soft-affinity", "soft-anti-affinity")
+
+    def __init__(self):
+        super().__init__(valid_values=LevelRule.ALL)
+
+
+class LevelRuleField(fields.BaseEnumField):
+    AUTO_TYPE = LevelRule()
+
+
 class RequestGroupPolicy(fields.Enum):
     NONE = "none"
     ISOLATE = "isolate"
@@ -112,20 +126,6 @@ class DictOfCapabilitiesField(fields.AutoTypedField):
     """``{name: str | int | float | bool}`` (see :class:`CapabilityValue`)."""
 
     AUTO_TYPE = fields.Dict(CapabilityValue())
-
-
-class GroupRule(fields.Enum):
-    """A holistic group's rule at one level (see gantt.objects.group)."""
-
-    ALL = ("affinity", "anti-affinity", "max-per", "spread",
-           "soft-affinity", "soft-anti-affinity")
-
-    def __init__(self):
-        super().__init__(valid_values=GroupRule.ALL)
-
-
-class GroupRuleField(fields.BaseEnumField):
-    AUTO_TYPE = GroupRule()
 
 
 class GroupObjective(fields.Enum):

@@ -17,24 +17,6 @@ class _Defaults:
 
 
 @base.GanttObjectRegistry.register
-class GroupLevelPolicy(_Defaults, base.GanttObject):
-    """One rule at one topology level: ``anti-affinity`` at ``rack``,
-    ``max-per`` (``limit`` members) at ``row``, ``spread`` (max skew
-    ``limit``) over ``row``, ``soft-anti-affinity`` at ``rack`` with a
-    ``weight``. ``host`` is always a level."""
-
-    # Version 1.0: Initial version
-    VERSION = "1.0"
-
-    fields = {
-        "level": fields.StringField(),
-        "rule": fields.GroupRuleField(),
-        "limit": fields.NonNegativeIntegerField(default=1),
-        "weight": fields.FloatField(default=1.0),
-    }
-
-
-@base.GanttObjectRegistry.register
 class GroupMember(_Defaults, base.GanttObject):
     """``count`` members of one shape: what each asks for is a
     RequestSpec (flavor or request groups, traits, zone, profile)."""
@@ -51,7 +33,9 @@ class GroupMember(_Defaults, base.GanttObject):
 
 @base.GanttObjectRegistry.register
 class GroupRequest(_Defaults, base.GanttObject):
-    """A whole group: its policies, its member shapes and how to decide.
+    """A whole group: its policies (GroupLevelPolicy, as server groups'
+    per-level policies: gantt.objects.request_spec), its member shapes
+    and how to decide.
 
     ``time_budget`` (seconds) bounds the joint solver; ``reservation_ttl``
     (seconds) is how long an unbuilt member's reservation is held.

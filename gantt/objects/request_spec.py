@@ -72,11 +72,30 @@ class RequestGroup(_Defaults, base.GanttObject):
 
 
 @base.GanttObjectRegistry.register
+class GroupLevelPolicy(_Defaults, base.GanttObject):
+    """A server group's rule at one level of the datacenter (see
+    :class:`gantt.scheduler.state.topology.LevelPolicy`)."""
+
+    # Version 1.0: Initial version
+    VERSION = "1.0"
+
+    fields = {
+        "level": fields.StringField(),
+        "rule": fields.LevelRuleField(),
+        # max-per: members per domain; spread: the max skew
+        "limit": fields.IntegerField(default=1),
+        # soft rules: the weigher's weight
+        "weight": fields.FloatField(default=1.0),
+    }
+
+
+@base.GanttObjectRegistry.register
 class InstanceGroup(_Defaults, base.GanttObject):
     """A server group: its policy is enforced by filters and in the claim."""
 
     # Version 1.0: Initial version
-    VERSION = "1.0"
+    # Version 1.1: Added level_policies
+    VERSION = "1.1"
 
     fields = {
         "uuid": fields.UUIDField(),
@@ -88,7 +107,26 @@ class InstanceGroup(_Defaults, base.GanttObject):
         # the scheduler also knows the members it placed)
         "members": fields.ListOfStringsField(default=[]),
         "hosts": fields.ListOfStringsField(default=[]),
+        # rules per level of the datacenter (rack anti-affinity…), besides
+        # ``policy`` (which is a rule at level host)
+        "level_policies": fields.ListOfObjectsField("GroupLevelPolicy",
+                                                    default=[]),
     }
+
+    obj_relationships = {"level_policies": [("1.1", "1.0")]}
+
+    def obj_make_compatible(self, primitive, target_version):
+        target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 1):
+            # checked first: ovo's backport drops the field. An older
+            # worker would place the group ignoring the level policies.
+            if primitive.get("level_policies"):
+                raise exception.VersionCapped(
+                    method="a server group with level policies",
+                    version="1.11",
+                    cap="a version older than 1.11 (InstanceGroup 1.0)")
+            primitive.pop("level_policies", None)
+        super().obj_make_compatible(primitive, target_version)
 
 
 @base.GanttObjectRegistry.register

@@ -43,7 +43,12 @@ RPC API version history:
   flavor, rather than let an older worker place it by Nova's profile.
   explain sent at 1.10 returns Explanation 1.1, which names the profile
   and packing policy that ranked the request.
-* 1.11 - (failure domains; in their own branch)
+* 1.11 - Failure domains (no method added): ComputeNode 1.6 and
+  ProviderReport 1.3 carry the provider's ``location``
+  (``room=r1/rack=b07``); InstanceGroup 1.1 carries policies per level
+  (GroupLevelPolicy 1.0: anti-affinity at rack, spread at row…), which a
+  caller capped below 1.11 refuses (VersionCapped) to send;
+  get_host_states sent at 1.11 returns HostState 1.2 with the location.
 * 1.12 - Holistic groups: added plan_group, reserve_group, extend_group
   (GroupRequest 1.0 in, GroupPlan 1.0 out) and release_group (calls);
   RequestSpec 1.3 names the reserved ``group_slot`` a member is built
@@ -237,10 +242,12 @@ class SchedulerClient:
         """Every provider a worker holds (or those ``hosts`` names), as
         HostState objects: 1.1, with each provider's kind, service,
         capabilities, instance link and vacancy, when the cap allows 1.9
-        (a worker replies at the object versions of the RPC version a call
-        is sent at); else 1.0."""
-        client = (self._client.prepare(version="1.9")
-                  if self.can_send_version("1.9") else self._client)
+        (1.2, with the location, at 1.11; a worker replies at the object
+        versions of the RPC version a call is sent at); else 1.0."""
+        version = next((v for v in ("1.11", "1.9")
+                        if self.can_send_version(v)), None)
+        client = (self._client.prepare(version=version)
+                  if version else self._client)
         return client.call(self._ctxt(ctxt), "get_host_states", hosts=hosts)
 
     def get_statistics(self, ctxt):
@@ -341,6 +348,8 @@ class SchedulerClient:
         # a report saying its kind, service, zone, capabilities or
         # instance needs a 1.9 worker: a 1.8 one would store a plain pool
         version = "1.9" if report.says_more_than_1_1() else "1.3"
+        if report.obj_attr_is_set("location") and report.location:
+            version = "1.11"
         result = self._prepare("update_provider", version).call(
             self._ctxt(ctxt), "update_provider", report=report)
         self.providers_changed(ctxt)

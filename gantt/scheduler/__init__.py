@@ -65,7 +65,7 @@ def build(conf, db, *, broadcast=None, clock=time.time,
     """
     # the one copy of the world every service reads or writes; its clock
     # decides which hosts are up
-    cache = cache_mod.HostStateCache(clock)
+    cache = cache_mod.HostStateCache(clock, conf.topology.levels)
     # every service counts into the same statistics
     counters = counters_mod.Counters()
     # set once the cache is loaded: the endpoint answers only then

@@ -215,7 +215,8 @@ def owner_of(request):
     rule = None
     if group is not None and group.is_hard:
         rule = allocations.GroupClaim(group.uuid, group.policy,
-                                      group.max_per_host)
+                                      group.max_per_host,
+                                      group.hard_levels)
     return allocations.ConsumerInfo(project_id=request.spec.project_id,
                                     user_id=request.spec.user_id,
                                     group=rule)

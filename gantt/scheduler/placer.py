@@ -28,6 +28,7 @@ from gantt.scheduler.pipeline import containers
 from gantt.scheduler.pipeline import cycle as cycle_mod
 from gantt.scheduler.pipeline import translate
 from gantt.scheduler.pipeline import weighers as weighers_base
+from gantt.scheduler.state import topology as topology_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -49,6 +50,7 @@ class Placer:
         self.claims = claims
         self.lookup = lookup
         self.counters = counters
+        self.topology = topology_mod.Topology(conf.topology.levels)
 
     @property
     def pipeline(self):
@@ -66,7 +68,7 @@ class Placer:
         :raises: InvalidRequest (UnknownProfile, PackingRefused)
         """
         request = translate.from_spec(spec, instance_uuids, self.lookup,
-                                      self.routes.profiles)
+                                      self.routes.profiles, self.topology)
         return cycle_mod.CycleState(request, self.view(),
                                     owner=claims_mod.owner_of(request))
 

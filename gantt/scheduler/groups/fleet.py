@@ -2,8 +2,8 @@
 shape through its profile's filters, once, on one view.
 
 The levels a policy may name are ``host``, ``zone`` (the availability
-zone) and, once failure domains are merged, every configured topology
-level. Hosts that are provider trees or take resources from a sharing
+zone) and every configured topology level (``[topology] levels``, see
+:mod:`gantt.scheduler.state.topology`). Hosts that are provider trees or take resources from a sharing
 provider are left out: a plan is one host per member, from that host's
 own inventory (not yet: nested allocations in a group plan).
 """
@@ -36,12 +36,12 @@ def level_domains(view, level):
     """
     if level == "zone":
         return view.column("zone").astype(np.int64)
-    topology = getattr(view.table, "topology", None)
-    if topology is not None and level in getattr(topology, "levels", ()):
-        return np.asarray(topology.domains(level))[:view.n]
-    raise exception.InvalidRequest(
-        reason="group: level %r is not known here (known: host, zone)"
-        % (level,))
+    columns = view.table.topology
+    if level not in columns.levels:
+        raise exception.InvalidRequest(
+            reason="group: level %r is not known here (known: %s)" % (
+                level, ", ".join(("host", "zone") + tuple(columns.levels))))
+    return np.asarray(columns.domains(level, view.n), dtype=np.int64)
 
 
 def read(view, routes, lookup, shapes, policies, *, objective,

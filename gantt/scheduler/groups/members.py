@@ -17,6 +17,7 @@ from gantt import exception
 from gantt.db import allocations
 from gantt.db import reservations
 from gantt.objects import group as group_obj
+from gantt.objects import request_spec as request_spec_obj
 from gantt.scheduler import claims as claims_mod
 from gantt.scheduler import selections
 from gantt.scheduler.groups import service as service_mod
@@ -147,7 +148,7 @@ def _member_request(group_uuid, stored, spec):
     return group_obj.GroupRequest(
         group_uuid=group_uuid, project_id=stored.project_id,
         user_id=stored.user_id, objective=stored.objective,
-        policies=[group_obj.GroupLevelPolicy(**p) for p in stored.policies],
+        policies=[request_spec_obj.GroupLevelPolicy(**p) for p in stored.policies],
         members=[group_obj.GroupMember(name="member", count=1,
                                        request_spec=member_spec)],
         time_budget=1.0, reservation_ttl=1)

@@ -13,30 +13,17 @@ import dataclasses
 import numpy as np
 
 from gantt import exception
+from gantt.scheduler.state import topology
 
-HOST = "host"
-
-#: hard rules: the plan and the claim keep them
-HARD_RULES = ("affinity", "anti-affinity", "max-per", "spread")
-#: soft rules: the objective prefers them, by their weight
-SOFT_RULES = ("soft-affinity", "soft-anti-affinity")
-RULES = HARD_RULES + SOFT_RULES
+HOST = topology.HOST
+HARD_RULES = topology.HARD_RULES
+SOFT_RULES = topology.SOFT_RULES
+RULES = topology.RULES
 
 OBJECTIVES = ("most-spread", "fewest-hosts", "balanced")
 
-
-@dataclasses.dataclass(frozen=True)
-class Policy:
-    """One rule at one level: ``anti-affinity`` at ``rack``,
-    ``max-per`` 3 at ``row``, ``spread`` with max skew ``limit``; a
-    soft rule counts ``weight`` per domain (affinity) or per extra member
-    in a domain (anti-affinity). Shaped as failure domains' LevelPolicy,
-    so either may be given."""
-
-    level: str
-    rule: str
-    limit: int = 1
-    weight: float = 1.0
+#: one rule at one level (failure domains' record)
+Policy = topology.LevelPolicy
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -38,18 +38,26 @@ def policies_of(request):
 
 
 def claim_rule(group_uuid, policies):
-    """The GroupClaim the database checks for a group's every member:
-    the host-level part of its hard policies (a host is in every domain
-    that holds it, so a limit at any level is one at the host too);
-    failure domains check the other levels in the claim once merged."""
+    """The GroupClaim the database checks for a group's every member.
+
+    At the host: affinity, or the smallest hard limit at any level (a
+    host is in every domain that holds it). At the topology levels:
+    affinity, anti-affinity and max-per, which failure domains check in
+    the claim. Spread is the plan's to keep: a plan claimed whole is
+    checked member by member, and a spread half-way through may be
+    skewed although the whole plan is not. (Zone-level rules are the
+    plan's too.)"""
+    levels = tuple(p for p in policies
+                   if p.rule in ("affinity", "anti-affinity", "max-per")
+                   and p.level not in (problem_mod.HOST, "zone"))
     if any(p.rule == "affinity" and p.level == problem_mod.HOST
            for p in policies):
-        return allocations.GroupClaim(group_uuid, "affinity")
+        return allocations.GroupClaim(group_uuid, "affinity", 1, levels)
     limits = [problem_mod.level_limit(p) for p in policies
               if p.rule in problem_mod.HARD_RULES]
     return allocations.GroupClaim(group_uuid, "anti-affinity", min(
         [limit for limit in limits if limit is not None],
-        default=UNLIMITED))
+        default=UNLIMITED), levels)
 
 
 class GroupService:

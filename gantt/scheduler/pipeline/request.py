@@ -54,10 +54,22 @@ class GroupState:
     max_per_host: int
     # host name -> number of members already there
     hosts: collections.Counter
+    # policies per level (gantt.scheduler.state.topology.LevelPolicy)
+    levels: tuple = ()
 
     @property
     def is_hard(self):
-        return self.policy in HARD_POLICIES
+        """Whether the claim must check anything: a hard host-level
+        policy or a hard policy per level."""
+        return self.policy in HARD_POLICIES or bool(self.hard_levels)
+
+    @property
+    def hard_levels(self):
+        return tuple(p for p in self.levels if p.is_hard)
+
+    @property
+    def soft_levels(self):
+        return tuple(p for p in self.levels if not p.is_hard)
 
     def add_member(self, host):
         """One more member of this request placed on ``host``."""

@@ -8,6 +8,7 @@ import pytest
 from gantt import exception
 from gantt.db import reservations
 from gantt.objects import group as group_obj
+from gantt.objects import request_spec as request_spec_obj
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import service_helpers as h
 
@@ -18,7 +19,7 @@ def group_request(count=3, policies=(("host", "anti-affinity", 1),),
                   **fields):
     return group_obj.GroupRequest(
         group_uuid=GROUP, project_id="p", user_id="u",
-        policies=[group_obj.GroupLevelPolicy(level=lv, rule=rule, limit=n)
+        policies=[request_spec_obj.GroupLevelPolicy(level=lv, rule=rule, limit=n)
                   for lv, rule, n in policies],
         members=[group_obj.GroupMember(name="web", count=count,
                                        request_spec=h.make_spec())],

@@ -1,0 +1,153 @@
+"""The topology model: locations, levels, distances and domain codes."""
+
+import numpy as np
+import pytest
+
+from gantt import exception
+from gantt.objects import aggregate as aggregate_obj
+from gantt.scheduler.state import aggregates as aggregates_mod
+from gantt.scheduler.state import table as table_mod
+from gantt.scheduler.state import topology
+from gantt.tests import factories
+from gantt.tests.unit.scheduler import helpers
+
+LEVELS = topology.Topology(["datacenter", "room", "row", "rack"])
+
+
+def test_host_is_the_last_implicit_level():
+    assert LEVELS.levels == ("datacenter", "room", "row", "rack", "host")
+    assert topology.Topology(["rack", "host"]).levels == ("rack", "host")
+
+
+@pytest.mark.parametrize("levels", [["host", "rack"], ["rack", "rack"]])
+def test_a_bad_level_list_is_a_configuration_error(levels):
+    with pytest.raises(exception.ConfigurationError):
+        topology.Topology(levels)
+
+
+def test_a_location_reads_back_as_written():
+    location = LEVELS.parse("room=r1/row=b/rack=b07")
+    assert location.get("rack") == "b07"
+    assert location.get("datacenter") is None
+    assert str(location) == "room=r1/row=b/rack=b07"
+
+
+@pytest.mark.parametrize("text,why", [
+    ("rack=b07/row=b", "out of order"),
+    ("row=b/row=c", "out of order"),
+    ("shelf=s1", "unknown level 'shelf'"),
+    ("host=h1", "unknown level 'host'"),
+    ("rack", "is not level=name"),
+    ("rack=b 07", "is not a name"),
+    ("rack=" + "x" * 65, "is not a name"),
+    ("rack=b/" * 60, "longer than 255"),
+])
+def test_a_bad_location_is_refused_with_the_reason(text, why):
+    with pytest.raises(exception.InvalidLocation) as err:
+        LEVELS.parse(text)
+    assert why in str(err.value)
+    assert isinstance(err.value, exception.InvalidRequest)
+
+
+def test_the_report_wins_and_aggregates_fill_the_missing_levels():
+    reported = LEVELS.parse("row=b/rack=b07")
+    aggregates = topology.Location((("room", "r1"), ("rack", "a01")))
+    assert str(reported.filled(aggregates, LEVELS.levels)) == (
+        "room=r1/row=b/rack=b07")
+
+
+def test_distance_is_the_number_of_levels_below_the_lowest_common_one():
+    b07 = LEVELS.parse("datacenter=d/room=r1/row=b/rack=b07")
+    b08 = LEVELS.parse("datacenter=d/room=r1/row=b/rack=b08")
+    c01 = LEVELS.parse("datacenter=d/room=r1/row=c/rack=c01")
+    assert LEVELS.distance(b07, b07, same_host=True) == 0
+    assert LEVELS.distance(b07, b07) == 1
+    assert LEVELS.distance(b07, b08) == 2
+    assert LEVELS.distance(b07, c01) == 3
+    assert LEVELS.distance(b07, topology.NOWHERE) == 5
+
+
+def test_a_policy_on_an_unknown_level_is_refused():
+    with pytest.raises(exception.UnknownLevel):
+        topology.check_policy(LEVELS, topology.LevelPolicy(
+            "shelf", topology.ANTI_AFFINITY))
+    with pytest.raises(exception.InvalidRequest):
+        topology.check_policy(LEVELS, topology.LevelPolicy(
+            "rack", topology.MAX_PER, limit=0))
+
+
+def test_the_host_table_gives_domain_codes_per_level_and_grows_with_them():
+    table = table_mod.HostTable.empty(rows=2)
+    table.n = 2
+    table.set_location(0, LEVELS.parse("row=b/rack=b07"))
+    table.set_location(1, LEVELS.parse("rack=b08"))
+    assert table.domains("rack").tolist() == [0, 1]
+    assert table.domains("row").tolist() == [0, -1]
+    assert table.domains("room").tolist() == [-1, -1]
+    assert table.domains("host").tolist() == [0, 1]
+    grown = table.grown(rows=200)
+    grown.n = 3
+    grown.set_location(2, LEVELS.parse("row=b/rack=b07"))
+    assert grown.domains("rack").tolist() == [0, 1, 0]
+    assert grown.topology.names("rack") == ["b07", "b08"]
+    assert str(grown.locations[2]) == "row=b/rack=b07"
+    assert table.domains("rack").tolist() == [0, 1]   # the old one kept
+    assert isinstance(grown.domains("rack"), np.ndarray)
+
+
+# -- the cache: reports and topology aggregates ------------------------------
+
+def _rack(name, hosts, level="rack"):
+    return aggregate_obj.Aggregate(
+        uuid=factories.host_uuid("agg-" + name), name=name, hosts=hosts,
+        metadata={topology.AGGREGATE_KEY: level})
+
+
+def _location(cache, host):
+    row = cache.table.rows_by_host[host][0]
+    return str(cache.table.locations[row])
+
+
+def test_a_reported_location_is_the_hosts_location():
+    cache = helpers.make_cache(helpers.node("h1", location="row=b/rack=b07"))
+    assert _location(cache, "h1") == "row=b/rack=b07"
+    assert cache.host_states(60)[0].location == "row=b/rack=b07"
+
+
+def test_topology_aggregates_fill_the_levels_the_report_leaves_out():
+    cache = helpers.make_cache(
+        helpers.node("h1", location="rack=b07"), helpers.node("h2"),
+        aggregates=[_rack("a01", ["h1", "h2"]),
+                    _rack("row-b", ["h1"], level="row")])
+    # the report wins at rack; the aggregates say the row, and all of h2
+    assert _location(cache, "h1") == "row=row-b/rack=b07"
+    assert _location(cache, "h2") == "rack=a01"
+    assert cache.table.domains("rack").tolist() == [0, 1]
+
+
+def test_a_topology_aggregate_tagged_later_moves_every_member():
+    plain = aggregate_obj.Aggregate(uuid=factories.host_uuid("agg-a01"),
+                                    name="a01", hosts=["h1"], metadata={})
+    cache = helpers.make_cache(helpers.node("h1"), aggregates=[plain])
+    assert _location(cache, "h1") == ""
+    cache.apply_aggregates(aggregates_mod.AggregateSet([_rack("a01",
+                                                              ["h1"])]))
+    assert _location(cache, "h1") == "rack=a01"
+    cache.apply_aggregates(aggregates_mod.AggregateSet([]))
+    assert _location(cache, "h1") == ""
+    assert cache.table.domains("rack").tolist() == [-1]
+
+
+def test_a_report_naming_an_unknown_level_is_refused_and_changes_nothing(
+        scheduler):
+    with pytest.raises(exception.InvalidLocation) as err:
+        factories.report(scheduler, "h1", location="shelf=s1")
+    assert "unknown level 'shelf'" in str(err.value)
+    assert scheduler.operator.get_host_states() == []
+
+
+def test_hosts_outside_the_levels_are_found_for_the_start_log():
+    cache = helpers.make_cache(helpers.node("h1", location="shelf=s1"),
+                               helpers.node("h2", location="rack=b07"))
+    assert [(h, str(loc)) for h, loc in cache.hosts_outside(LEVELS)] == [
+        ("h1", "shelf=s1")]
