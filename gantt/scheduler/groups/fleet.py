@@ -3,9 +3,10 @@ shape through its profile's filters, once, on one view.
 
 The levels a policy may name are ``host``, ``zone`` (the availability
 zone) and every configured topology level (``[topology] levels``, see
-:mod:`gantt.scheduler.state.topology`). Hosts that are provider trees or take resources from a sharing
-provider are left out: a plan is one host per member, from that host's
-own inventory (not yet: nested allocations in a group plan).
+:mod:`gantt.scheduler.state.topology`). Hosts that are provider trees
+or take resources from a sharing provider are left out: a plan is one
+host per member, from that host's own inventory (not yet: nested
+allocations in a group plan).
 """
 
 import dataclasses

@@ -148,7 +148,8 @@ def _member_request(group_uuid, stored, spec):
     return group_obj.GroupRequest(
         group_uuid=group_uuid, project_id=stored.project_id,
         user_id=stored.user_id, objective=stored.objective,
-        policies=[request_spec_obj.GroupLevelPolicy(**p) for p in stored.policies],
+        policies=[request_spec_obj.GroupLevelPolicy(**p)
+                  for p in stored.policies],
         members=[group_obj.GroupMember(name="member", count=1,
                                        request_spec=member_spec)],
         time_budget=1.0, reservation_ttl=1)

@@ -1,8 +1,7 @@
 """Holistic groups: each group's rules and its reserved member slots.
 
 Revision ID: 0011
-Revises: 0009 (failure domains' 0010 is in its own branch; the chain is
-    re-made when both are merged)
+Revises: 0010
 Create Date: 2026-11-25
 """
 
@@ -10,7 +9,7 @@ from alembic import op
 import sqlalchemy as sa
 
 revision = "0011"
-down_revision = "0009"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 

@@ -19,8 +19,8 @@ def group_request(count=3, policies=(("host", "anti-affinity", 1),),
                   **fields):
     return group_obj.GroupRequest(
         group_uuid=GROUP, project_id="p", user_id="u",
-        policies=[request_spec_obj.GroupLevelPolicy(level=lv, rule=rule, limit=n)
-                  for lv, rule, n in policies],
+        policies=[request_spec_obj.GroupLevelPolicy(
+            level=lv, rule=rule, limit=n) for lv, rule, n in policies],
         members=[group_obj.GroupMember(name="web", count=count,
                                        request_spec=h.make_spec())],
         **fields)
@@ -130,3 +130,28 @@ def test_bad_groups_are_refused_with_a_reason(fleet, request_, reason):
     with pytest.raises(exception.InvalidRequest, match=reason):
         fleet.groups.reserve(request_())
     assert h.allocations(fleet.stats.db) == []
+
+
+@pytest.fixture
+def racks(scheduler):
+    # rack r1 holds the roomiest host, which a member-by-member placement
+    # takes first; only r2 has room for three members on distinct hosts
+    h.sized(scheduler, "big", 8, location="row=a/rack=r1")
+    for name in ("s1", "s2", "s3"):
+        h.sized(scheduler, name, 1, location="row=b/rack=r2")
+    return scheduler
+
+
+def test_row_affinity_is_decided_for_the_whole_group(racks):
+    plan = racks.groups.reserve(group_request(policies=(
+        ("row", "affinity", 1), ("host", "anti-affinity", 1))))
+    assert sorted(hosts_of(plan)) == ["s1", "s2", "s3"]
+
+
+def test_rack_anti_affinity_is_kept_in_plan_and_claim(racks):
+    plan = racks.groups.reserve(group_request(
+        count=2, policies=(("rack", "anti-affinity", 1),)))
+    assert sorted(hosts_of(plan))[0] == "big"
+    with pytest.raises(exception.NoValidHost, match="anti-affinity at rack"):
+        racks.groups.extend(group_request(
+            count=1, policies=(("rack", "anti-affinity", 1),)))
