@@ -59,6 +59,12 @@ class Stored:
     user_id: str | None
 
 
+#: slots claimed per statement (see :func:`reserve`): PostgreSQL's
+#: one-statement claim is compiled once per size, and compiling one of
+#: a thousand consumers costs more than the round trips it saves
+CHUNK = 50
+
+
 class SlotTaken(exception.ConsumerConflict):
     """The slot was taken over by another member already."""
 
@@ -96,10 +102,17 @@ def reserve(conn, group_uuid, slots, expires_at, *, project_id, user_id,
     :raises: as :func:`gantt.db.allocations.claim_new`; SlotTaken when a
         concurrent reserve or extend of the group took a slot number
     """
-    states = allocations.claim_new(
-        conn, [allocations.NewClaim(s.consumer_uuid, s.allocations)
-               for s in slots],
-        project_id=project_id, user_id=user_id, group=group)
+    states = {}
+    for start in range(0, len(slots), CHUNK):
+        # one transaction, several claim_new statements: each chunk's
+        # snapshot sees the chunks before it (same transaction), so
+        # capacity, the group rule and the compare-and-swap hold for the
+        # whole plan; the statement of a chunk is compiled once per size
+        for state in allocations.claim_new(
+                conn, [allocations.NewClaim(s.consumer_uuid, s.allocations)
+                       for s in slots[start:start + CHUNK]],
+                project_id=project_id, user_id=user_id, group=group):
+            states[state.uuid] = state
     try:
         conn.execute(RESERVATIONS.insert(), [
             {"group_uuid": group_uuid, "slot": s.slot, "member": s.member,
@@ -110,7 +123,7 @@ def reserve(conn, group_uuid, slots, expires_at, *, project_id, user_id,
                         reason="another call reserved slots of this group "
                                "at the same time; nothing was claimed"
                         ) from None
-    return states
+    return list(states.values())
 
 
 def next_slot(conn, group_uuid):

@@ -28,6 +28,17 @@ def place(problem):
     return np.array(rows, dtype=np.int64)
 
 
+def ranked(problem, count):
+    """The best ``count`` hosts for a one-member problem, best first
+    (every host its hard policies allow is ranked: for one member the
+    sequential answer is the joint one)."""
+    state = _State(problem)
+    ok = state.allowed(0)
+    rows = np.flatnonzero(ok)
+    order = np.argsort(-state.score(0)[rows], kind="stable")[:count]
+    return rows[order]
+
+
 class _State:
     """Free room and member counts as the members are placed."""
 
@@ -89,10 +100,10 @@ class _State:
         ok = self.allowed(index)
         if not ok.any():
             return None
-        score = self._score(index)
+        score = self.score(index)
         return int(np.flatnonzero(ok)[np.argmax(score[ok])])
 
-    def _score(self, index):
+    def score(self, index):
         """Higher is better: soft policies, then the objective."""
         score = np.zeros(self.problem.hosts)
         for policy in self.problem.soft():

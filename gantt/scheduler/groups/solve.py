@@ -48,6 +48,8 @@ def decide(problem, time_budget=1.0, alternates=2, use_solver=True):
     """
     problem_mod.check(problem)
     started = time.monotonic()
+    if problem.members == 1 and len(problem.shapes) == 1:
+        return _one_member(problem, alternates, started)
     try:
         classes = classes_mod.build(problem)
     except classes_mod.TooLarge:
@@ -86,6 +88,19 @@ def _joint(problem, classes, time_budget, use_solver):
             score(problem, sequential) < score(problem, rows)):
         return sequential, GREEDY, result.bound
     return rows, FEASIBLE, result.bound
+
+
+def _one_member(problem, alternates, started):
+    """One member (a member built anew, a member's alternates): every
+    host the hard policies allow is ranked, which is exact."""
+    best = greedy.ranked(problem, alternates + 1)
+    seconds = time.monotonic() - started
+    if not len(best):
+        return Answer(None, method=OPTIMAL, seconds=seconds,
+                      reason=_why_not(problem, OPTIMAL))
+    rows = best[:1]
+    return Answer(rows, (tuple(int(r) for r in best[1:]),), OPTIMAL, 0.0,
+                  score(problem, rows), seconds)
 
 
 def _host_affinity(problem):

@@ -185,3 +185,15 @@ def test_a_sweeper_and_a_member_racing_for_a_slot_one_wins(server_db):
     assert took != freed
     assert _held(test_db, VM1) == ({H1: {"VCPU": 4}} if took else {})
     assert _held(test_db, R1) == {}
+
+
+def test_a_plan_claimed_in_chunks_is_still_all_or_nothing(db, monkeypatch):
+    monkeypatch.setattr(reservations, "CHUNK", 1)
+    with pytest.raises(exception.GroupPolicyViolation):
+        _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, {H1: {"VCPU": 4}}))
+    assert _held(db, R1) == {}
+    with pytest.raises(exception.CapacityExceeded):
+        _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, {H2: {"VCPU": 9}}))
+    assert _held(db, R1) == {} and _held(db, R2) == {}
+    _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, {H2: {"VCPU": 4}}))
+    assert _held(db, R2) == {H2: {"VCPU": 4}}
