@@ -56,6 +56,9 @@ class GroupState:
     hosts: collections.Counter
     # policies per level (gantt.scheduler.state.topology.LevelPolicy)
     levels: tuple = ()
+    # the HostView the call decides on (set by its CycleState): where the
+    # members are, for the per-host path of the level policies
+    places: object = None
 
     @property
     def is_hard(self):

@@ -211,7 +211,7 @@ def _hint_hosts(hints, name, lookup):
     return frozenset(lookup.consumer_hosts(uuids))
 
 
-def from_spec(spec, instance_uuids, lookup, profiles=None, topology=None):
+def from_spec(spec, instance_uuids, lookup, profiles=None, datacenter=None):
     """Validate ``spec`` and build the :class:`ResourceRequest`.
 
     A spec without a flavor asks for its ``request_groups`` only.
@@ -220,7 +220,8 @@ def from_spec(spec, instance_uuids, lookup, profiles=None, topology=None):
         ``consumer_hosts(uuids)`` from the database
     :param profiles: profile name -> :class:`.request.Profile`, the
         scheduler's (by default Nova's profile alone)
-    :param topology: the :class:`~gantt.scheduler.state.topology.Topology`
+    :param datacenter: the
+        :class:`~gantt.scheduler.state.topology.Topology`
         level policies are checked against (None: the default levels)
     :raises: InvalidRequest (UnknownProfile, PackingRefused,
         UnknownLevel)
@@ -261,7 +262,7 @@ def from_spec(spec, instance_uuids, lookup, profiles=None, topology=None):
         ignore_hosts=frozenset(spec.ignore_hosts),
         destination=spec.requested_destination,
         instance_group=_group_state(
-            spec, lookup, topology or topology_mod.Topology(
+            spec, lookup, datacenter or topology_mod.Topology(
                 topology_mod.DEFAULT_LEVELS)),
         same_host=_hint_hosts(hints, "same_host", lookup),
         different_host=_hint_hosts(hints, "different_host", lookup),

@@ -160,18 +160,16 @@ class Topology:
 
     def distance(self, a, b, same_host=False):
         """How far apart two locations are: 0 on one host, else the number
-        of levels below their lowest common one (1: same rack in
-        ``…,rack,host``; ``len(levels)``: nothing in common or unknown).
+        of levels below the lowest level at which both name the same
+        domain (1: same rack in ``…,rack,host``; ``len(levels)``: none).
         """
         if same_host:
             return 0
-        common = 0
-        for rank, level in enumerate(self.levels[:-1], start=1):
-            name = a.get(level)
-            if name is None or name != b.get(level):
-                break
-            common = rank
-        return len(self.levels) - common
+        common = [rank for rank, level in enumerate(self.levels[:-1])
+                  if a.get(level) is not None
+                  and a.get(level) == b.get(level)]
+        return len(self.levels) - 1 - max(common) if common else len(
+            self.levels)
 
 
 @dataclasses.dataclass(frozen=True)

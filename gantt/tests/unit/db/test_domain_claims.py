@@ -7,7 +7,9 @@ import pytest
 from gantt import exception
 from gantt.db import aggregates
 from gantt.db import allocations
+from gantt.db import audit
 from gantt.db import domains
+from gantt.db import models
 from gantt.db import reports
 from gantt.objects import aggregate as aggregate_obj
 from gantt.tests import factories
@@ -15,6 +17,7 @@ from gantt.tests.unit.db import test_moves
 
 GROUP = "7d3c1b2a-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 VM1, VM2, VM3, VM4 = factories.uuids(4)
+GROUPS = models.InstanceGroup.__table__
 #: host -> reported location (h5's rack comes from an aggregate)
 FLEET = {"h1": "row=a/rack=a01", "h2": "row=a/rack=a01",
          "h3": "row=a/rack=a02", "h4": "row=b/rack=b01", "h5": "row=b",
@@ -143,3 +146,27 @@ def test_two_workers_cannot_both_put_a_member_in_one_rack(sdb, monkeypatch):
     assert "rack a01" in _refused(sdb, VM1, "h1", group)
     with sdb.begin() as conn:
         assert allocations.group_hosts(conn, GROUP) == {"h2": 1}
+
+
+# -- the audit ----------------------------------------------------------------
+
+
+def test_the_audit_finds_no_breach_where_every_claim_kept_the_policy(db):
+    group = _group(("rack", "anti-affinity"), ("row", "max-per", 2))
+    for vm, host in ((VM1, "h1"), (VM2, "h4"), (VM3, "h3")):
+        _claim(db, vm, host, group)
+    with db.begin() as conn:
+        assert audit.level_breaches(conn) == []
+
+
+def test_the_audit_names_the_policy_and_the_domains_a_group_breaks(db):
+    """Members placed before the group had its policies (here: written
+    behind the claim's back) show up, per level."""
+    _claim(db, VM1, "h1", _group())
+    _claim(db, VM2, "h2", _group())
+    with db.begin() as conn:
+        conn.execute(GROUPS.update().values(level_policies=domains.dumps(
+            [domains.LevelRule("rack", "anti-affinity"),
+             domains.LevelRule("row", "max-per", 2)])))
+        assert audit.level_breaches(conn) == [audit.Breach(
+            GROUP, "anti-affinity at rack", {"a01": 2})]
