@@ -135,6 +135,15 @@ class ConsumerConflict(ClaimConflict):
     code = "gantt.consumer_conflict"
 
 
+class GroupSlotTaken(ConsumerConflict):
+    """A member names a slot of a holistic group that another member took
+    over already, or a reserve or extend of the group raced another for
+    its slot numbers; nothing was changed. A subclass of
+    ConsumerConflict."""
+
+    code = "gantt.group_slot_taken"
+
+
 class CapacityExceeded(GanttException):
     msg_fmt = ("Provider %(provider)s cannot supply %(amount)d "
                "%(resource_class)s to consumer %(consumer)s: %(reason)s")

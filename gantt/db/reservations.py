@@ -10,9 +10,9 @@ racing paths exactly one wins:
 
 * :func:`convert`: a member takes the slot over: ``UPDATE … SET
   instance_uuid = :member WHERE id = :id AND instance_uuid IS NULL AND
-  expires_at >= :now``, then the reservation consumer's allocations are
-  handed to the member's consumer (same rows, new owner: no provider
-  changes, so no generation moves) and the reservation consumer deleted;
+  expires_at >= :now``, then the reservation consumer becomes the
+  member's (its uuid changes) and its allocation rows follow (same rows,
+  new owner: no provider changes, so no generation moves);
 * :func:`expire`: the sweeper: ``DELETE … WHERE consumer_uuid = :c AND
   instance_uuid IS NULL AND expires_at < :now``; only the worker whose
   ``DELETE`` removed the row releases the allocations, so any number of
@@ -65,8 +65,9 @@ class Stored:
 CHUNK = 50
 
 
-class SlotTaken(exception.ConsumerConflict):
-    """The slot was taken over by another member already."""
+#: the slot was taken over by another member already (or its number by
+#: a concurrent reserve)
+SlotTaken = exception.GroupSlotTaken
 
 
 def save_plan(conn, group_uuid, policies, objective, project_id, user_id,
@@ -139,47 +140,42 @@ def slot_row(conn, group_uuid, slot):
         RESERVATIONS.c.slot == slot)).first()
 
 
-def convert(conn, group_uuid, slot, instance_uuid, *, project_id, user_id,
-            now):
-    """Hand a reserved slot's claim to its member.
+def convert(conn, row, instance_uuid, *, now):
+    """Hand a reserved slot's claim (``row``, as :func:`slot_row` read
+    it) to its member: the reservation consumer becomes the member's
+    consumer (its uuid changes; owner and group stay) and its allocation
+    rows follow, so nothing else is read or written.
 
-    :returns: the member's allocations ``{provider uuid: {class:
-        amount}}``, or None when the slot is not reserved (unknown,
-        expired or released): the caller places the member anew
+    :returns: whether the member holds the slot's claim now (False: the
+        slot expired, or was released or swept meanwhile)
     :raises: SlotTaken (another member took it), ConsumerExists (the
-        member holds a claim already)
+        member holds a claim already; nothing changed)
     """
-    row = slot_row(conn, group_uuid, slot)
-    if row is None:
-        return None
     if row.instance_uuid is not None:
         if row.instance_uuid == instance_uuid:
-            return allocations.consumer_allocations(conn, instance_uuid)
+            return True
         raise SlotTaken(consumer=instance_uuid,
                         reason="slot %d of group %s was taken over by %s"
-                               % (slot, group_uuid, row.instance_uuid))
+                               % (row.slot, row.group_uuid,
+                                  row.instance_uuid))
     taken = conn.execute(RESERVATIONS.update().where(
         RESERVATIONS.c.id == row.id,
         RESERVATIONS.c.instance_uuid.is_(None),
         RESERVATIONS.c.expires_at >= now).values(
         instance_uuid=instance_uuid)).rowcount
     if taken != 1:
-        return None
-    held = allocations.consumer_allocations(conn, row.consumer_uuid)
+        return False
     try:
-        conn.execute(CONSUMERS.insert().values(
-            uuid=instance_uuid, generation=0, created_at=now,
-            project_id=project_id, user_id=user_id,
-            instance_group_uuid=group_uuid))
+        conn.execute(CONSUMERS.update().where(
+            CONSUMERS.c.uuid == row.consumer_uuid).values(
+            uuid=instance_uuid, generation=0, updated_at=now))
     except db_exc.DBDuplicateEntry:
         raise allocations.ConsumerExists(
             provider="consumer", seen=None, consumer=instance_uuid) from None
     conn.execute(ALLOC.update().where(
         ALLOC.c.consumer_uuid == row.consumer_uuid).values(
         consumer_uuid=instance_uuid))
-    conn.execute(CONSUMERS.delete().where(
-        CONSUMERS.c.uuid == row.consumer_uuid))
-    return held
+    return True
 
 
 def expired(conn, now, limit=100):

@@ -34,8 +34,14 @@ class MemberPlacer:
     def place(self, spec, instance_uuids, return_alternates=True):
         """``[[claimed, alternates…]]`` for the one instance.
 
-        :raises: InvalidRequest, NoValidHost, SlotTaken (another member
-            took the slot), ConsumerConflict
+        Two transactions when the slot is taken over: one reads the
+        group's rules, the slot, what it holds and where the group's
+        members are; the other takes the slot (:func:`reservations.
+        convert`). The alternates are decided in between, on the cache.
+
+        :raises: InvalidRequest (an unknown group; a member asking for
+            other resources than its slot holds), NoValidHost, SlotTaken
+            (another member took the slot), ConsumerConflict
         """
         if len(instance_uuids) != 1:
             raise exception.InvalidRequest(
@@ -43,53 +49,27 @@ class MemberPlacer:
         ref, instance = spec.group_slot, instance_uuids[0]
         groups = self.groups
         with groups.db.begin() as conn:
-            stored = reservations.load_plan(conn, ref.group_uuid)
-            row = reservations.slot_row(conn, ref.group_uuid, ref.slot)
-        if stored is None:
-            raise exception.InvalidRequest(
-                reason="group %s is not reserved here" % ref.group_uuid)
-        request = _member_request(ref.group_uuid, stored, spec)
+            slot = _read_slot(conn, ref)
+        request = _member_request(ref.group_uuid, slot.stored, spec)
         view = groups.cache.view(groups.conf.scheduler.service_down_time)
-        held = self._usable(view, row, instance) and self._take(
-            ref, instance, stored)
-        if held:
-            chosen = view.row_of(next(iter(held)))
-            fleet, answer = groups.decide(request, self._others(
-                ref.group_uuid, view, chosen), view=view)
-            return [self._answer(fleet, answer, chosen, instance, held,
-                                 return_alternates)]
-        if row is not None and row.instance_uuid is None:
-            groups.release_slot(row.consumer_uuid)
+        if slot.row is not None and (slot.row.instance_uuid is not None
+                                     or _up(view, slot.holds)):
+            chosen = view.row_of(next(iter(slot.holds), None))
+            fleet, answer = groups.decide(
+                request, _others(slot.members, view, chosen), view=view)
+            _check_shape(ref, slot.holds, fleet.requests[0].resources)
+            if self._take(slot.row, instance):
+                return [self._answer(fleet, answer, chosen, instance,
+                                     slot.holds, return_alternates)]
+        if slot.row is not None and slot.row.instance_uuid is None:
+            groups.release_slot(slot.row.consumer_uuid)
         return [self._anew(request, instance, return_alternates)]
 
-    def _usable(self, view, row, instance):
-        """Whether to take the slot over: it is reserved and its host up
-        and enabled, or it was taken (by this instance: its claim is the
-        answer; by another: taking it says SlotTaken)."""
-        if row is None or row.instance_uuid is not None:
-            return row is not None
-        where = self.groups.lookup.consumer_allocations(row.consumer_uuid)
-        rows = [view.row_of(uuid) for uuid in where]
-        return bool(rows) and all(
-            r is not None and view.up()[r] and not view.column("disabled")[r]
-            for r in rows)
-
-    def _take(self, ref, instance, stored):
-        groups = self.groups
-        now = groups.clock()
-        return groups.claims.claimer.transaction(
+    def _take(self, row, instance):
+        now = self.groups.clock()
+        return self.groups.claims.claimer.transaction(
             instance, lambda conn: reservations.convert(
-                conn, ref.group_uuid, ref.slot, instance,
-                project_id=stored.project_id, user_id=stored.user_id,
-                now=now))
-
-    def _others(self, group_uuid, view, chosen):
-        """The group's members per host, this one left out."""
-        held = dict(self.groups.lookup.group_hosts(group_uuid))
-        host = str(view.hosts[chosen])
-        if held.get(host):
-            held[host] -= 1
-        return held
+                conn, row, instance, now=now))
 
     def _answer(self, fleet, answer, chosen, instance, held,
                 return_alternates):
@@ -138,6 +118,65 @@ class MemberPlacer:
         raise exception.NoValidHost(
             reason="claims for the member lost %d races in a row"
             % groups.conf.scheduler.claim_retry_count)
+
+
+class _Slot:
+    """What one read of a slot found."""
+
+    def __init__(self, stored, row, holds, members):
+        self.stored, self.row = stored, row
+        self.holds = holds          # {provider uuid: {class: amount}}
+        self.members = members      # {host: members of the group}
+
+
+def _read_slot(conn, ref):
+    stored = reservations.load_plan(conn, ref.group_uuid)
+    if stored is None:
+        raise exception.InvalidRequest(
+            reason="group %s is not reserved here" % ref.group_uuid)
+    row = reservations.slot_row(conn, ref.group_uuid, ref.slot)
+    holds = {}
+    if row is not None:
+        holds = allocations.consumer_allocations(
+            conn, row.instance_uuid or row.consumer_uuid)
+    return _Slot(stored, row, holds,
+                 allocations.group_hosts(conn, ref.group_uuid))
+
+
+def _up(view, holds):
+    """Whether every host the slot holds room on is up and enabled."""
+    rows = [view.row_of(uuid) for uuid in holds]
+    return bool(rows) and all(
+        r is not None and view.up()[r] and not view.column("disabled")[r]
+        for r in rows)
+
+
+def _others(members, view, chosen):
+    """The group's members per host, this one left out."""
+    held = dict(members)
+    if chosen is not None:
+        host = str(view.hosts[chosen])
+        if held.get(host):
+            held[host] -= 1
+    return held
+
+
+def _check_shape(ref, holds, resources):
+    """A member must ask for what its slot holds: taking the slot over
+    moves those allocations as they are."""
+    reserved = {}
+    for amounts in holds.values():
+        for rc, amount in amounts.items():
+            reserved[rc] = reserved.get(rc, 0) + amount
+    if holds and reserved != dict(resources):
+        raise exception.InvalidRequest(
+            reason="slot %d of group %s holds %s; this member asks for %s"
+            % (ref.slot, ref.group_uuid, _amounts(reserved),
+               _amounts(resources)))
+
+
+def _amounts(resources):
+    return ", ".join("%s=%d" % kv for kv in sorted(resources.items()))
 
 
 def _member_request(group_uuid, stored, spec):

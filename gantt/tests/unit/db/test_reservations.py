@@ -45,9 +45,13 @@ def _held(db, consumer):
 
 
 def _convert(db, slot, instance, now=NOW):
+    """The member's allocations once it took the slot, or None."""
     with db.begin() as conn:
-        return reservations.convert(conn, GROUP, slot, instance,
-                                    project_id="p", user_id="u", now=now)
+        row = reservations.slot_row(conn, GROUP, slot)
+        if row is None or not reservations.convert(conn, row, instance,
+                                                   now=now):
+            return None
+        return allocations.consumer_allocations(conn, instance)
 
 
 def test_a_plan_is_claimed_whole_under_reservation_consumers(db):

@@ -155,3 +155,26 @@ def test_rack_anti_affinity_is_kept_in_plan_and_claim(racks):
     with pytest.raises(exception.NoValidHost, match="anti-affinity at rack"):
         racks.groups.extend(group_request(
             count=1, policies=(("rack", "anti-affinity", 1),)))
+
+
+def test_a_member_asking_for_other_resources_than_its_slot_is_refused(fleet):
+    plan = fleet.groups.reserve(group_request())
+    bigger = h.make_spec(flavor=factories.flavor(vcpus=2, memory_mb=1024,
+                                                 root_gb=10),
+                         group_slot=group_obj.GroupSlotRef(group_uuid=GROUP,
+                                                           slot=0))
+    with pytest.raises(exception.InvalidRequest, match="slot 0 .* holds"):
+        fleet.placer.select_destinations(bigger, factories.uuids(1))
+    assert {c for _, c, _, _ in h.allocations(fleet.stats.db)} == {
+        s.reservation_uuid for s in plan.slots}
+
+
+def test_a_retried_take_over_answers_with_the_members_claim(fleet):
+    plan = fleet.groups.reserve(group_request())
+    [vm] = factories.uuids(1)
+    [[first, *_]] = fleet.placer.select_destinations(member_spec(2), [vm])
+    [[again, *_]] = fleet.placer.select_destinations(member_spec(2), [vm])
+    assert first.service_host == again.service_host == (
+        plan.slots[2].selections[0].service_host)
+    with pytest.raises(reservations.SlotTaken):
+        fleet.placer.select_destinations(member_spec(2), factories.uuids(1))
