@@ -37,6 +37,7 @@ from gantt.db.models import ALLOC
 from gantt.db.models import CONSUMERS
 from gantt.db.models import GROUP_PLANS
 from gantt.db.models import RESERVATIONS
+from gantt.db.models import RP
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,6 +126,76 @@ def reserve(conn, group_uuid, slots, expires_at, *, project_id, user_id,
                                "at the same time; nothing was claimed"
                         ) from None
     return list(states.values())
+
+
+def members_by_provider(conn, group_uuid):
+    """``{provider uuid: members}`` of the group's members, built or
+    reserved (one statement; group plans are one provider per member)."""
+    rows = conn.execute(
+        sa.select(RP.c.uuid, sa.func.count(sa.distinct(ALLOC.c.consumer_uuid)))
+        .select_from(CONSUMERS)
+        .join(ALLOC, ALLOC.c.consumer_uuid == CONSUMERS.c.uuid)
+        .join(RP, RP.c.id == ALLOC.c.resource_provider_id)
+        .where(CONSUMERS.c.instance_group_uuid == group_uuid)
+        .group_by(RP.c.uuid))
+    return {uuid: int(count) for uuid, count in rows}
+
+
+@dataclasses.dataclass(frozen=True)
+class SlotRead:
+    """One read of a slot (:func:`read_slot`)."""
+
+    stored: Stored | None     # None: the group is not reserved here
+    row: object               # the slot's row, or None
+    holds: dict               # {provider uuid: {class: amount}} it holds
+
+
+def read_slot(conn, group_uuid, slot):
+    """The group's rules, the slot's row and what its holder (the
+    reservation, or the member that took it) holds, in one statement."""
+    holder = sa.func.coalesce(RESERVATIONS.c.instance_uuid,
+                              RESERVATIONS.c.consumer_uuid)
+    query = (
+        sa.select(GROUP_PLANS.c.policies, GROUP_PLANS.c.objective,
+                  GROUP_PLANS.c.project_id, GROUP_PLANS.c.user_id,
+                  *[c.label("r_" + c.name) for c in RESERVATIONS.c],
+                  RP.c.uuid.label("provider"), ALLOC.c.resource_class,
+                  ALLOC.c.used)
+        .select_from(GROUP_PLANS.outerjoin(RESERVATIONS, sa.and_(
+            RESERVATIONS.c.group_uuid == GROUP_PLANS.c.group_uuid,
+            RESERVATIONS.c.slot == slot))
+            .outerjoin(ALLOC, ALLOC.c.consumer_uuid == holder)
+            .outerjoin(RP, RP.c.id == ALLOC.c.resource_provider_id))
+        .where(GROUP_PLANS.c.group_uuid == group_uuid))
+    rows = conn.execute(query).all()
+    if not rows:
+        return SlotRead(None, None, {})
+    first = rows[0]
+    stored = Stored(json.loads(first.policies), first.objective,
+                    first.project_id, first.user_id)
+    if first.r_id is None:
+        return SlotRead(stored, None, {})
+    row = _SlotRow(**{c.name: getattr(first, "r_" + c.name)
+                      for c in RESERVATIONS.c})
+    holds = {}
+    for r in rows:
+        if r.provider is not None:
+            holds.setdefault(r.provider, {})[r.resource_class] = int(r.used)
+    return SlotRead(stored, row, holds)
+
+
+@dataclasses.dataclass(frozen=True)
+class _SlotRow:
+    """A slot's row, as :func:`slot_row` returns it."""
+
+    id: int
+    group_uuid: str
+    slot: int
+    member: str
+    consumer_uuid: str
+    instance_uuid: str | None
+    expires_at: object
+    created_at: object
 
 
 def next_slot(conn, group_uuid):

@@ -51,7 +51,7 @@ def read(view, routes, lookup, shapes, policies, *, objective,
 
     :param shapes: ``[(name, count, RequestSpec)]``
     :param policies: :class:`~.problem.Policy` records
-    :param held: ``{host name: members}`` the group holds now
+    :param held: ``{provider uuid: members}`` the group holds now
     """
     requests, eligible = [], []
     for name, _count, spec in shapes:
@@ -97,8 +97,8 @@ def _free(view, resource_class):
 
 def _held_rows(view, held):
     fixed = np.zeros(view.n, dtype=np.int64)
-    for host, members in held.items():
-        rows = np.flatnonzero(view.rows_of_hosts([host]))
-        if len(rows):
-            fixed[rows[0]] += members
+    for uuid, members in held.items():
+        row = view.row_of(uuid)
+        if row is not None:
+            fixed[row] += members
     return fixed

@@ -34,14 +34,16 @@ class MemberPlacer:
     def place(self, spec, instance_uuids, return_alternates=True):
         """``[[claimed, alternates…]]`` for the one instance.
 
-        Two transactions when the slot is taken over: one reads the
-        group's rules, the slot, what it holds and where the group's
-        members are; the other takes the slot (:func:`reservations.
-        convert`). The alternates are decided in between, on the cache.
+        One transaction when the slot is taken over: a statement reads
+        the group's rules, the slot and what it holds, another where the
+        group's members are; the alternates are decided on the cache;
+        then the slot is taken (:func:`reservations.convert`, three
+        short writes behind a compare-and-swap) and committed.
 
         :raises: InvalidRequest (an unknown group; a member asking for
-            other resources than its slot holds), NoValidHost, SlotTaken
-            (another member took the slot), ConsumerConflict
+            other resources than its slot holds), NoValidHost,
+            GroupSlotTaken (another member took the slot),
+            ConsumerConflict
         """
         if len(instance_uuids) != 1:
             raise exception.InvalidRequest(
@@ -49,27 +51,38 @@ class MemberPlacer:
         ref, instance = spec.group_slot, instance_uuids[0]
         groups = self.groups
         with groups.db.begin() as conn:
-            slot = _read_slot(conn, ref)
-        request = _member_request(ref.group_uuid, slot.stored, spec)
-        view = groups.cache.view(groups.conf.scheduler.service_down_time)
-        if slot.row is not None and (slot.row.instance_uuid is not None
-                                     or _up(view, slot.holds)):
-            chosen = view.row_of(next(iter(slot.holds), None))
-            fleet, answer = groups.decide(
-                request, _others(slot.members, view, chosen), view=view)
-            _check_shape(ref, slot.holds, fleet.requests[0].resources)
-            if self._take(slot.row, instance):
-                return [self._answer(fleet, answer, chosen, instance,
-                                     slot.holds, return_alternates)]
+            slot = reservations.read_slot(conn, ref.group_uuid, ref.slot)
+            if slot.stored is None:
+                raise exception.InvalidRequest(
+                    reason="group %s is not reserved here" % ref.group_uuid)
+            request = _member_request(ref.group_uuid, slot.stored, spec)
+            taken = self._take_over(conn, slot, ref, request, instance,
+                                    return_alternates)
+        if taken is not None:
+            return [taken]
         if slot.row is not None and slot.row.instance_uuid is None:
             groups.release_slot(slot.row.consumer_uuid)
         return [self._anew(request, instance, return_alternates)]
 
-    def _take(self, row, instance):
-        now = self.groups.clock()
-        return self.groups.claims.claimer.transaction(
-            instance, lambda conn: reservations.convert(
-                conn, row, instance, now=now))
+    def _take_over(self, conn, slot, ref, request, instance,
+                   return_alternates):
+        """``[claimed, alternates…]`` if the slot was taken over in
+        ``conn``'s transaction, else None (gone, or its host down)."""
+        groups = self.groups
+        view = groups.cache.view(groups.conf.scheduler.service_down_time)
+        if slot.row is None or (slot.row.instance_uuid is None
+                                and not _up(view, slot.holds)):
+            return None
+        chosen = view.row_of(next(iter(slot.holds), None))
+        members = reservations.members_by_provider(conn, ref.group_uuid)
+        fleet, answer = groups.decide(
+            request, _others(members, view, chosen), view=view)
+        _check_shape(ref, slot.holds, fleet.requests[0].resources)
+        if not reservations.convert(conn, slot.row, instance,
+                                    now=groups.clock()):
+            return None
+        return self._answer(fleet, answer, chosen, instance, slot.holds,
+                            return_alternates)
 
     def _answer(self, fleet, answer, chosen, instance, held,
                 return_alternates):
@@ -89,7 +102,7 @@ class MemberPlacer:
     def _anew(self, request, instance, return_alternates):
         """Place the member as a one-member extension of its group."""
         groups = self.groups
-        held = groups.lookup.group_hosts(request.group_uuid)
+        held = groups.held(request.group_uuid)
         rule = service_mod.claim_rule(request.group_uuid,
                                       service_mod.policies_of(request))
         owner = allocations.ConsumerInfo(request.project_id,
@@ -120,29 +133,6 @@ class MemberPlacer:
             % groups.conf.scheduler.claim_retry_count)
 
 
-class _Slot:
-    """What one read of a slot found."""
-
-    def __init__(self, stored, row, holds, members):
-        self.stored, self.row = stored, row
-        self.holds = holds          # {provider uuid: {class: amount}}
-        self.members = members      # {host: members of the group}
-
-
-def _read_slot(conn, ref):
-    stored = reservations.load_plan(conn, ref.group_uuid)
-    if stored is None:
-        raise exception.InvalidRequest(
-            reason="group %s is not reserved here" % ref.group_uuid)
-    row = reservations.slot_row(conn, ref.group_uuid, ref.slot)
-    holds = {}
-    if row is not None:
-        holds = allocations.consumer_allocations(
-            conn, row.instance_uuid or row.consumer_uuid)
-    return _Slot(stored, row, holds,
-                 allocations.group_hosts(conn, ref.group_uuid))
-
-
 def _up(view, holds):
     """Whether every host the slot holds room on is up and enabled."""
     rows = [view.row_of(uuid) for uuid in holds]
@@ -152,12 +142,12 @@ def _up(view, holds):
 
 
 def _others(members, view, chosen):
-    """The group's members per host, this one left out."""
+    """The group's members per provider, this one left out."""
     held = dict(members)
     if chosen is not None:
-        host = str(view.hosts[chosen])
-        if held.get(host):
-            held[host] -= 1
+        uuid = str(view.uuids[chosen])
+        if held.get(uuid):
+            held[uuid] -= 1
     return held
 
 

@@ -222,8 +222,14 @@ class GroupService:
             raise exception.InvalidRequest(
                 reason="group: member names must be distinct")
 
+    def held(self, group_uuid):
+        """``{provider uuid: members}`` the group holds, built or
+        reserved."""
+        with self.db.begin() as conn:
+            return reservations.members_by_provider(conn, group_uuid)
+
     def _held(self, request):
-        return self.lookup.group_hosts(request.group_uuid)
+        return self.held(request.group_uuid)
 
     def _stored(self, group_uuid):
         with self.db.begin() as conn:
