@@ -41,8 +41,7 @@ class Placer:
     def __init__(self, conf, cache, routes, layouts, claims, lookup,
                  counters, members=None):
         self.conf = conf
-        #: places members of reserved groups (groups.members.MemberPlacer)
-        self.members = members
+        self.members = members      # groups.members.MemberPlacer
         self.cache = cache
         #: each profile's pipelines and picker (:mod:`.pipeline.profiles`)
         self.routes = routes
@@ -100,8 +99,7 @@ class Placer:
         started = time.monotonic()
         self.counters.add("requests")
         if spec.group_slot is not None and self.members is not None:
-            return self.members.place(spec, instance_uuids,
-                                      return_alternates)
+            return self.members.place(spec, instance_uuids, return_alternates)
         cycle = self.cycle(spec, instance_uuids)
         try:
             # with replace, their claims (if any) are replaced: their room
