@@ -220,7 +220,9 @@ def reference_side(args):
               for i in range(args.hosts)]
     group = objects.InstanceGroup(policy="anti-affinity", rules={},
                                   hosts=[], members=[])
-    spec = objects.RequestSpec(instance_group=group, num_instances=1)
+    spec = objects.RequestSpec(instance_group=group, num_instances=1,
+                               instance_uuid="00000000-0000-4000-8000-"
+                                             "000000000001")
     handler = filters.HostFilterHandler()
     flt = [affinity_filter.ServerGroupAntiAffinityFilter()]
     lat = []
@@ -229,8 +231,12 @@ def reference_side(args):
         s = time.perf_counter()
         passed = list(handler.get_filtered_objects(flt, states, spec, 0))
         lat.append(time.perf_counter() - s)
+        # Nova counts a host's members among its instances (the uuids
+        # HostManager keeps per host) and the group's member list
+        member = "00000000-0000-4000-8000-%012d" % (k + 2)
+        passed[0].instances[member] = None
         group.hosts = group.hosts + [passed[0].host]
-        group.members = group.members + ["m%d" % k]
+        group.members = group.members + [member]
     total = time.perf_counter() - started
     harness.log("nova host-level anti-affinity: %.1f ms p50",
                 harness.summary_ms(lat)["p50"])

@@ -5,6 +5,8 @@ import pytest
 
 from gantt import exception
 from gantt.objects import aggregate as aggregate_obj
+from gantt.objects import request_spec
+from gantt.scheduler import explain
 from gantt.scheduler.state import aggregates as aggregates_mod
 from gantt.scheduler.state import table as table_mod
 from gantt.scheduler.state import topology
@@ -151,3 +153,35 @@ def test_hosts_outside_the_levels_are_found_for_the_start_log():
                                helpers.node("h2", location="rack=b07"))
     assert [(h, str(loc)) for h, loc in cache.hosts_outside(LEVELS)] == [
         ("h1", "shelf=s1")]
+
+
+# -- the worker: place, then explain -------------------------------------
+
+
+def _soft_group(uuid):
+    return request_spec.InstanceGroup(
+        uuid=uuid, policy="soft-affinity", level_policies=[
+            request_spec.GroupLevelPolicy(level="row",
+                                          rule="soft-affinity")])
+
+
+def test_explain_shows_each_candidates_distance_to_the_group(scheduler):
+    rows = {"h1": "a", "h2": "a", "h3": "b"}
+    for host, rack in (("h1", "a1"), ("h2", "a2"), ("h3", "b1")):
+        factories.report(scheduler, host, vcpus=1,
+                         location="row=%s/rack=%s" % (rows[host], rack))
+    group = _soft_group(factories.uuids(1)[0])
+    [placed] = scheduler.placer.select_destinations(
+        factories.request(instance_group=group), factories.uuids(1))
+    member = placed[0].service_host
+    # a group with soft policies only: the caller says where its members
+    # are, as Nova's conductor does
+    group.hosts = [member]
+    explained = scheduler.operator.explain(
+        factories.request(instance_group=group))
+    # the member's host is full (1 VCPU); the rest of its row is 2 levels
+    # away (row, then rack, then host), the other row 5 (nothing common)
+    assert {w.host: w.weights[explain.DISTANCE]
+            for w in explained.weighed} == {
+        h: 2.0 if rows[h] == rows[member] else 5.0
+        for h in rows if h != member}
