@@ -1,9 +1,12 @@
 """The topology model: locations, levels, distances and domain codes."""
 
+import logging
+
 import numpy as np
 import pytest
 
 from gantt import exception
+from gantt import scheduler as scheduler_mod
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import request_spec
 from gantt.scheduler import explain
@@ -185,3 +188,18 @@ def test_explain_shows_each_candidates_distance_to_the_group(scheduler):
             for w in explained.weighed} == {
         h: 2.0 if rows[h] == rows[member] else 5.0
         for h in rows if h != member}
+
+
+def test_a_worker_logs_its_levels_and_the_hosts_outside_them(
+        scheduler, conf, sqlite_db, caplog):
+    factories.report(scheduler, "h1", location="row=a/rack=a1")
+    factories.report(scheduler, "h2", location="row=a")
+    # the operator drops the rack level; a worker starts on the same data
+    conf.set_override("levels", ["datacenter", "room", "row"], "topology")
+    restarted = scheduler_mod.build(conf, sqlite_db)
+    with caplog.at_level(logging.INFO, logger="gantt.scheduler.intake"):
+        restarted.stats.load_cache()
+    assert "Topology levels: datacenter,room,row,host" in caplog.text
+    assert ("Host h1 is at row=a/rack=a1: level(s) rack are not in "
+            "[topology] levels") in caplog.text
+    assert "Host h2" not in caplog.text
