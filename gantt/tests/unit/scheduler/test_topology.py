@@ -8,6 +8,8 @@ import pytest
 from gantt import exception
 from gantt import scheduler as scheduler_mod
 from gantt.objects import aggregate as aggregate_obj
+from gantt.objects import compute_node
+from gantt.objects import provider as provider_obj
 from gantt.objects import request_spec
 from gantt.scheduler import explain
 from gantt.scheduler.state import aggregates as aggregates_mod
@@ -203,3 +205,20 @@ def test_a_worker_logs_its_levels_and_the_hosts_outside_them(
     assert ("Host h1 is at row=a/rack=a1: level(s) rack are not in "
             "[topology] levels") in caplog.text
     assert "Host h2" not in caplog.text
+
+
+def test_a_provider_of_any_kind_has_a_location(scheduler):
+    pool = factories.host_uuid("pool-1")
+    report = provider_obj.ProviderReport(
+        provider=provider_obj.ResourceProvider(
+            uuid=pool, name="pool-1", inventories=[compute_node.Inventory(
+                resource_class="DISK_GB", total=1000)]),
+        report_sequence=1, kind="volume", location="row=b/rack=b07")
+    scheduler.stats.update_provider(report)
+    [state] = scheduler.operator.get_host_states(hosts=[pool])
+    assert state.location == "row=b/rack=b07"
+    report.location, report.report_sequence = "rack=b07/row=b", 2
+    with pytest.raises(exception.InvalidLocation):
+        scheduler.stats.update_provider(report)
+    [state] = scheduler.operator.get_host_states(hosts=[pool])
+    assert state.location == "row=b/rack=b07"
