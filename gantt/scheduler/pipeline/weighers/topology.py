@@ -27,9 +27,11 @@ class ServerGroupDistanceWeigher(weighers.BaseWeigher):
 
     def weigh_columns(self, view, request, rows):
         group = request.instance_group
+        total = np.zeros(weighers.size(view, rows))
+        if _idle(group):
+            return total
         levels = view.table.topology.levels
         found = domains.distances(view, group, levels, rows)
-        total = np.zeros(len(found))
         for policy in group.soft_levels:
             cap = len(levels) - levels.index(policy.level)
             sign = -1.0 if policy.rule == topology_mod.SOFT_AFFINITY else 1.0

@@ -1,10 +1,17 @@
 """The topology model: locations, levels, distances and domain codes."""
 
+import logging
+
 import numpy as np
 import pytest
 
 from gantt import exception
+from gantt import scheduler as scheduler_mod
 from gantt.objects import aggregate as aggregate_obj
+from gantt.objects import compute_node
+from gantt.objects import provider as provider_obj
+from gantt.objects import request_spec
+from gantt.scheduler import explain
 from gantt.scheduler.state import aggregates as aggregates_mod
 from gantt.scheduler.state import table as table_mod
 from gantt.scheduler.state import topology
@@ -151,3 +158,67 @@ def test_hosts_outside_the_levels_are_found_for_the_start_log():
                                helpers.node("h2", location="rack=b07"))
     assert [(h, str(loc)) for h, loc in cache.hosts_outside(LEVELS)] == [
         ("h1", "shelf=s1")]
+
+
+# -- the worker: place, then explain -------------------------------------
+
+
+def _soft_group(uuid):
+    return request_spec.InstanceGroup(
+        uuid=uuid, policy="soft-affinity", level_policies=[
+            request_spec.GroupLevelPolicy(level="row",
+                                          rule="soft-affinity")])
+
+
+def test_explain_shows_each_candidates_distance_to_the_group(scheduler):
+    rows = {"h1": "a", "h2": "a", "h3": "b"}
+    for host, rack in (("h1", "a1"), ("h2", "a2"), ("h3", "b1")):
+        factories.report(scheduler, host, vcpus=1,
+                         location="row=%s/rack=%s" % (rows[host], rack))
+    group = _soft_group(factories.uuids(1)[0])
+    [placed] = scheduler.placer.select_destinations(
+        factories.request(instance_group=group), factories.uuids(1))
+    member = placed[0].service_host
+    # a group with soft policies only: the caller says where its members
+    # are, as Nova's conductor does
+    group.hosts = [member]
+    explained = scheduler.operator.explain(
+        factories.request(instance_group=group))
+    # the member's host is full (1 VCPU); the rest of its row is 2 levels
+    # away (row, then rack, then host), the other row 5 (nothing common)
+    assert {w.host: w.weights[explain.DISTANCE]
+            for w in explained.weighed} == {
+        h: 2.0 if rows[h] == rows[member] else 5.0
+        for h in rows if h != member}
+
+
+def test_a_worker_logs_its_levels_and_the_hosts_outside_them(
+        scheduler, conf, sqlite_db, caplog):
+    factories.report(scheduler, "h1", location="row=a/rack=a1")
+    factories.report(scheduler, "h2", location="row=a")
+    # the operator drops the rack level; a worker starts on the same data
+    conf.set_override("levels", ["datacenter", "room", "row"], "topology")
+    restarted = scheduler_mod.build(conf, sqlite_db)
+    with caplog.at_level(logging.INFO, logger="gantt.scheduler.intake"):
+        restarted.stats.load_cache()
+    assert "Topology levels: datacenter,room,row,host" in caplog.text
+    assert ("Host h1 is at row=a/rack=a1: level(s) rack are not in "
+            "[topology] levels") in caplog.text
+    assert "Host h2" not in caplog.text
+
+
+def test_a_provider_of_any_kind_has_a_location(scheduler):
+    pool = factories.host_uuid("pool-1")
+    report = provider_obj.ProviderReport(
+        provider=provider_obj.ResourceProvider(
+            uuid=pool, name="pool-1", inventories=[compute_node.Inventory(
+                resource_class="DISK_GB", total=1000)]),
+        report_sequence=1, kind="volume", location="row=b/rack=b07")
+    scheduler.stats.update_provider(report)
+    [state] = scheduler.operator.get_host_states(hosts=[pool])
+    assert state.location == "row=b/rack=b07"
+    report.location, report.report_sequence = "rack=b07/row=b", 2
+    with pytest.raises(exception.InvalidLocation):
+        scheduler.stats.update_provider(report)
+    [state] = scheduler.operator.get_host_states(hosts=[pool])
+    assert state.location == "row=b/rack=b07"
