@@ -1,6 +1,7 @@
 """A solver's answer as the wire's :class:`~gantt.objects.group.GroupPlan`."""
 
 import dataclasses
+import datetime
 
 from oslo_utils import uuidutils
 
@@ -42,11 +43,22 @@ def allocation(fleet, slot, row=None):
 def build(group_uuid, fleet, answer, planned, *, reserved, expires_at=None,
           alternates=2):
     """The GroupPlan of ``planned`` slots."""
-    return group_obj.GroupPlan(
-        group_uuid=group_uuid, method=answer.method, gap=answer.gap,
-        objective_value=answer.objective, reserved=reserved,
-        expires_at=expires_at, seconds=answer.seconds,
+    # the scheduler's own values (as gantt.scheduler.selections builds
+    # Selections): built without ovo's coercion of each field
+    return group_obj.GroupPlan.trusted(
+        group_uuid=group_uuid, method=answer.method,
+        gap=None if answer.gap is None else float(answer.gap),
+        objective_value=(None if answer.objective is None
+                         else float(answer.objective)), reserved=reserved,
+        expires_at=_aware(expires_at), seconds=float(answer.seconds),
         slots=[_slot(fleet, s, reserved, alternates) for s in planned])
+
+
+def _aware(moment):
+    """The database's naive UTC time as the object's aware one."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=datetime.timezone.utc)
 
 
 def _slot(fleet, slot, reserved, alternates):
@@ -56,7 +68,7 @@ def _slot(fleet, slot, reserved, alternates):
     others = [selections.build(fleet.view, row, slot.consumer_uuid,
                                resources, 0.0, claimed=False)
               for row in slot.alternates[:alternates]]
-    return group_obj.GroupSlot(
+    return group_obj.GroupSlot.trusted(
         slot=slot.slot, member=slot.member,
         reservation_uuid=slot.consumer_uuid if reserved else None,
         selections=[chosen] + others)

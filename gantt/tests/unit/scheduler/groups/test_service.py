@@ -9,6 +9,7 @@ from gantt import exception
 from gantt.db import reservations
 from gantt.objects import group as group_obj
 from gantt.objects import request_spec as request_spec_obj
+from gantt.rpcapi import validate
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import service_helpers as h
 
@@ -178,3 +179,14 @@ def test_a_retried_take_over_answers_with_the_members_claim(fleet):
         plan.slots[2].selections[0].service_host)
     with pytest.raises(reservations.SlotTaken):
         fleet.placer.select_destinations(member_spec(2), factories.uuids(1))
+
+
+def test_a_plan_is_what_the_wire_accepts_and_reads_back(fleet):
+    # plans are built trusted (no per-field coercion): the wire's own
+    # check and a round trip hold them to the fields' types
+    plan = fleet.groups.reserve(group_request())
+    primitive = plan.obj_to_primitive()
+    validate.check_object("GroupPlan", primitive)
+    back = group_obj.GroupPlan.obj_from_primitive(primitive)
+    assert back.obj_to_primitive() == primitive
+    assert back.expires_at.tzinfo is not None
