@@ -229,24 +229,53 @@ def convert(conn, row, instance_uuid, *, now):
                         reason="slot %d of group %s was taken over by %s"
                                % (row.slot, row.group_uuid,
                                   row.instance_uuid))
-    taken = conn.execute(RESERVATIONS.update().where(
-        RESERVATIONS.c.id == row.id,
-        RESERVATIONS.c.instance_uuid.is_(None),
-        RESERVATIONS.c.expires_at >= now).values(
-        instance_uuid=instance_uuid)).rowcount
-    if taken != 1:
-        return False
     try:
-        conn.execute(CONSUMERS.update().where(
-            CONSUMERS.c.uuid == row.consumer_uuid).values(
-            uuid=instance_uuid, generation=0, updated_at=now))
+        if conn.dialect.name == "postgresql":
+            return _convert_at_once(conn, row, instance_uuid, now)
+        return _convert(conn, row, instance_uuid, now)
     except db_exc.DBDuplicateEntry:
         raise allocations.ConsumerExists(
             provider="consumer", seen=None, consumer=instance_uuid) from None
+
+
+def _taking(row, instance_uuid, now):
+    return RESERVATIONS.update().where(
+        RESERVATIONS.c.id == row.id,
+        RESERVATIONS.c.instance_uuid.is_(None),
+        RESERVATIONS.c.expires_at >= now).values(
+        instance_uuid=instance_uuid)
+
+
+def _convert(conn, row, instance_uuid, now):
+    """:func:`convert` in three statements (MariaDB, SQLite)."""
+    if conn.execute(_taking(row, instance_uuid, now)).rowcount != 1:
+        return False
+    conn.execute(CONSUMERS.update().where(
+        CONSUMERS.c.uuid == row.consumer_uuid).values(
+        uuid=instance_uuid, generation=0, updated_at=now))
     conn.execute(ALLOC.update().where(
         ALLOC.c.consumer_uuid == row.consumer_uuid).values(
         consumer_uuid=instance_uuid))
     return True
+
+
+def _convert_at_once(conn, row, instance_uuid, now):
+    """:func:`convert` in one statement on PostgreSQL (data-modifying
+    CTEs): the consumer and its allocation rows move only if the slot's
+    compare-and-swap took a row."""
+    taken = _taking(row, instance_uuid, now).returning(
+        RESERVATIONS.c.consumer_uuid).cte("taken")
+    mine = sa.select(taken.c.consumer_uuid).scalar_subquery()
+    consumer = (CONSUMERS.update().where(CONSUMERS.c.uuid == mine)
+                .values(uuid=instance_uuid, generation=0, updated_at=now)
+                .returning(CONSUMERS.c.id).cte("moved_consumer"))
+    rows = (ALLOC.update().where(ALLOC.c.consumer_uuid == mine)
+            .values(consumer_uuid=instance_uuid)
+            .returning(ALLOC.c.id).cte("moved_allocations"))
+    counts = conn.execute(sa.select(*[
+        sa.select(sa.func.count()).select_from(cte).scalar_subquery()
+        for cte in (taken, consumer, rows)])).one()
+    return counts[0] == 1
 
 
 def expired(conn, now, limit=100):

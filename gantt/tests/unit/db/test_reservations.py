@@ -201,3 +201,15 @@ def test_a_plan_claimed_in_chunks_is_still_all_or_nothing(db, monkeypatch):
     assert _held(db, R1) == {} and _held(db, R2) == {}
     _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, {H2: {"VCPU": 4}}))
     assert _held(db, R2) == {H2: {"VCPU": 4}}
+
+
+def test_a_member_holding_a_claim_already_takes_nothing_over(db):
+    _reserve(db, (R1, {H1: {"VCPU": 4}}))
+    with db.begin() as conn:
+        allocations.claim_new(conn, [allocations.NewClaim(
+            VM1, {H2: {"VCPU": 1}})])
+    with pytest.raises(allocations.ConsumerExists):
+        _convert(db, 0, VM1)
+    assert _held(db, R1) == {H1: {"VCPU": 4}}
+    assert _held(db, VM1) == {H2: {"VCPU": 1}}
+    assert _convert(db, 0, VM2) == {H1: {"VCPU": 4}}
