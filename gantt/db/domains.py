@@ -63,8 +63,9 @@ class LevelRule(typing.NamedTuple):
 
 def dumps(levels):
     """The ``instance_groups.level_policies`` text of hard policies."""
-    return json.dumps([[p.level, p.rule, p.limit] for p in levels]) \
-        if levels else None
+    if not levels:
+        return None
+    return json.dumps([[p.level, p.rule, p.limit] for p in levels])
 
 
 def loads(text):

@@ -176,32 +176,8 @@ def _group_state(spec, lookup, topology):
         hosts.setdefault(host, 1)
     return request_mod.GroupState(uuid=group.uuid, policy=group.policy,
                       max_per_host=max_per_host, hosts=hosts,
-                      levels=_level_policies(group, topology))
-
-
-#: policies per level a group may carry (a few per level is plenty)
-_MAX_LEVEL_POLICIES = 16
-
-
-def _level_policies(group, topology):
-    """The group's policies per level as LevelPolicy records, checked.
-
-    :raises: InvalidRequest, UnknownLevel
-    """
-    wire = group.level_policies if group.obj_attr_is_set(
-        "level_policies") else []
-    if len(wire) > _MAX_LEVEL_POLICIES:
-        raise exception.InvalidRequest(
-            reason="at most %d level policies per group" % (
-                _MAX_LEVEL_POLICIES,))
-    policies = tuple(
-        topology_mod.check_policy(topology, topology_mod.LevelPolicy(
-            p.level, p.rule, p.limit, p.weight)) for p in wire)
-    seen = {(p.level, p.rule) for p in policies}
-    if len(seen) != len(policies):
-        raise exception.InvalidRequest(
-            reason="a level policy is given twice")
-    return policies
+                      levels=topology_mod.policies_of(
+                          group.level_policies, topology))
 
 
 def _hint_hosts(hints, name, lookup):

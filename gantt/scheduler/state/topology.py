@@ -38,6 +38,8 @@ AGGREGATE_KEY = "topology_level"
 #: the bounds a reported location is checked against
 MAX_NAME = 64
 MAX_TEXT = 255
+#: the largest weight of a soft level policy (NaN and infinities refused)
+MAX_WEIGHT = 1000.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
 
 AFFINITY = "affinity"
@@ -205,7 +207,32 @@ def check_policy(topology, policy):
     if policy.limit < 1:
         raise exception.InvalidRequest(
             reason="%s: the limit must be at least 1" % policy)
+    if not 0 <= policy.weight <= MAX_WEIGHT:
+        raise exception.InvalidRequest(
+            reason="%s: the weight must be within [0, %g]" % (
+                policy, MAX_WEIGHT))
     return policy
+
+
+#: policies per level a group may carry (a few per level is plenty)
+MAX_POLICIES = 16
+
+
+def policies_of(wire, topology):
+    """A group's ``level_policies`` (GroupLevelPolicy objects) as
+    :class:`LevelPolicy` records, each checked (:func:`check_policy`).
+
+    :raises: InvalidRequest, UnknownLevel
+    """
+    if len(wire) > MAX_POLICIES:
+        raise exception.InvalidRequest(
+            reason="at most %d level policies per group" % MAX_POLICIES)
+    policies = tuple(check_policy(topology, LevelPolicy(
+        p.level, p.rule, p.limit, p.weight)) for p in wire)
+    if len({(p.level, p.rule) for p in policies}) != len(policies):
+        raise exception.InvalidRequest(
+            reason="a level policy is given twice")
+    return policies
 
 
 class DomainColumns:

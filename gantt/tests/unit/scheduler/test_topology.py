@@ -81,6 +81,10 @@ def test_a_policy_on_an_unknown_level_is_refused():
     with pytest.raises(exception.InvalidRequest):
         topology.check_policy(LEVELS, topology.LevelPolicy(
             "rack", topology.MAX_PER, limit=0))
+    for weight in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(exception.InvalidRequest, match="weight"):
+            topology.check_policy(LEVELS, topology.LevelPolicy(
+                "rack", topology.SOFT_AFFINITY, weight=weight))
 
 
 def test_the_host_table_gives_domain_codes_per_level_and_grows_with_them():
