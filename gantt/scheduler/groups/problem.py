@@ -80,6 +80,8 @@ def check(problem):
     if problem.objective not in OBJECTIVES:
         _refuse("objective %r is not one of %s" % (
             problem.objective, ", ".join(OBJECTIVES)))
+    if len(problem.policies) > topology.MAX_POLICIES:
+        _refuse("at most %d policies" % topology.MAX_POLICIES)
     for policy in problem.policies:
         _check_policy(problem, policy)
     affinities = [p.level for p in problem.policies if p.rule == "affinity"]
@@ -97,6 +99,9 @@ def _check_policy(problem, policy):
         _refuse("level %r is not a known topology level" % (policy.level,))
     if policy.rule == "spread" and policy.level == HOST:
         _refuse("spread at host: ask anti-affinity or max-per at host")
+    if not 0 <= policy.weight <= topology.MAX_WEIGHT:
+        _refuse("%s at %s: the weight must be within [0, %g]" % (
+            policy.rule, policy.level, topology.MAX_WEIGHT))
     if policy.limit < (0 if policy.rule == "spread" else 1):
         _refuse("%s at %s: limit %d is too small" % (
             policy.rule, policy.level, policy.limit))

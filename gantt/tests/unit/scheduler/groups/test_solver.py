@@ -123,6 +123,8 @@ def test_soft_anti_affinity_prefers_distinct_racks():
     (Policy("rack", "max-per", limit=0), "most-spread"),
     (Policy("host", "spread"), "most-spread"),
     (Policy("rack", "affinity"), "cheapest"),
+    (Policy("rack", "soft-anti-affinity", weight=-1.0), "most-spread"),
+    (Policy("rack", "soft-affinity", weight=1e6), "most-spread"),
 ])
 def test_bad_groups_are_refused_before_solving(policy, objective):
     free, domains = fleet([32], rack=[0])
