@@ -82,6 +82,24 @@ class PackingRefused(InvalidRequest):
     code = "gantt.packing_refused"
 
 
+class InvalidLocation(InvalidRequest):
+    """A reported location is not a path of known levels in the
+    configured order (``room=r1/rack=b07``, see
+    doc/source/admin/topology.rst); nothing was changed. A subclass of
+    InvalidRequest."""
+
+    msg_fmt = "Invalid location %(location)s: %(reason)s"
+    code = "gantt.invalid_location"
+
+
+class UnknownLevel(InvalidRequest):
+    """A group policy names a level ``[topology] levels`` does not have;
+    nothing was changed. A subclass of InvalidRequest."""
+
+    msg_fmt = "Unknown topology level %(level)s; levels: %(levels)s"
+    code = "gantt.unknown_level"
+
+
 class HostNotFound(InvalidRequest):
     """A call names hosts the scheduler has never heard of (a typo, or a
     host whose agent has not reported yet); nothing was stored. A subclass
@@ -115,6 +133,15 @@ class ConsumerConflict(ClaimConflict):
 
     msg_fmt = "Consumer %(consumer)s: %(reason)s"
     code = "gantt.consumer_conflict"
+
+
+class GroupSlotTaken(ConsumerConflict):
+    """A member names a slot of a holistic group that another member took
+    over already, or a reserve or extend of the group raced another for
+    its slot numbers; nothing was changed. A subclass of
+    ConsumerConflict."""
+
+    code = "gantt.group_slot_taken"
 
 
 class CapacityExceeded(GanttException):

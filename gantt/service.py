@@ -68,6 +68,7 @@ class SchedulerWorker(service.ServiceBase):
         self.servers = []
         self._stopping = threading.Event()
         self._sync_thread = None
+        self._sweep_thread = None
         # claims are broadcast from a thread of their own, off the path of
         # the request that made them
         self._outbox = queue.Queue()
@@ -123,6 +124,13 @@ class SchedulerWorker(service.ServiceBase):
                 target=self._sync_loop, args=(interval,), daemon=True,
                 name="usage-sync")
             self._sync_thread.start()
+        sweep = conf.group_scheduling.sweep_interval
+        if sweep:
+            # every worker sweeps: each expired slot is freed by one
+            self._sweep_thread = threading.Thread(
+                target=self._sweep_loop, args=(sweep,), daemon=True,
+                name="group-sweep")
+            self._sweep_thread.start()
 
     def _stats_server(self, bus, stats_topic):
         """Reports in batches, taken and applied on its listener thread."""
@@ -189,6 +197,14 @@ class SchedulerWorker(service.ServiceBase):
             except Exception:
                 LOG.exception("Usage sync failed; will retry in %ds",
                               interval)
+
+    def _sweep_loop(self, interval):
+        while not self._stopping.wait(interval):
+            try:
+                self.scheduler.groups.sweep()
+            except Exception:
+                LOG.exception("Sweeping expired group reservations failed; "
+                              "will retry in %ds", interval)
 
     def stop(self, graceful=True):
         """Stop taking messages and let in-flight ones finish."""

@@ -7,18 +7,20 @@ own (the daemon builds its own, tests build a fresh one per test).
 from gantt.conf import cells
 from gantt.conf import database
 from gantt.conf import filter_scheduler
+from gantt.conf import group_scheduling
 from gantt.conf import metrics
 from gantt.conf import pci
 from gantt.conf import profiles
 from gantt.conf import request_filters
 from gantt.conf import scheduler
+from gantt.conf import topology
 from gantt.conf import upgrade_levels
 from gantt.conf import volume_scheduler
 from gantt.conf import wire
 
 ALL_MODULES = (scheduler, request_filters, profiles, filter_scheduler,
                metrics, pci, cells, database, upgrade_levels, wire,
-               volume_scheduler)
+               volume_scheduler, topology, group_scheduling)
 
 
 def register_opts(conf):

@@ -16,6 +16,7 @@ DEFAULT_FILTERS = [
     "ImagePropertiesFilter",
     "ServerGroupAntiAffinityFilter",
     "ServerGroupAffinityFilter",
+    "ServerGroupTopologyFilter",
     "SameHostFilter",
     "DifferentHostFilter",
     "NUMATopologyFilter",
@@ -32,6 +33,7 @@ DEFAULT_WEIGHERS = [
     "PCIWeigher",
     "ServerGroupSoftAffinityWeigher",
     "ServerGroupSoftAntiAffinityWeigher",
+    "ServerGroupDistanceWeigher",
     "BuildFailureWeigher",
     "CrossCellWeigher",
     "HypervisorVersionWeigher",
@@ -115,6 +117,13 @@ group weigh more.
                  min=0.0, help="""
 Multiplier for soft-anti-affinity server groups: hosts with fewer members of
 the group weigh more.
+"""),
+    cfg.FloatOpt("distance_weight_multiplier", default=1.0, min=0.0,
+                 help="""
+Multiplier for server groups' soft policies per level (soft-affinity and
+soft-anti-affinity at rack, row…): hosts nearer to the group's members
+weigh more under soft-affinity, farther ones under soft-anti-affinity,
+distance counted in levels of ``[topology] levels``.
 """),
     cfg.FloatOpt("build_failure_weight_multiplier", default=1000000.0,
                  help="""

@@ -66,6 +66,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
 from gantt import exception
+from gantt.db import domains
 from gantt.db import prepared
 from gantt.db.models import ALLOC
 from gantt.db.models import CONSUMERS
@@ -77,11 +78,14 @@ from gantt.db.models import RP
 
 @dataclasses.dataclass(frozen=True)
 class GroupClaim:
-    """The server-group rule a claim must keep."""
+    """The server-group rules a claim must keep: the host-level policy
+    (when hard) and the hard policies per level (``levels``: records with
+    ``level``, ``rule`` and ``limit``, see :mod:`gantt.db.domains`)."""
 
     uuid: str
-    policy: str               # affinity | anti-affinity (hard policies only)
+    policy: str               # affinity | anti-affinity are checked here
     max_per_host: int = 1
+    levels: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -397,7 +401,7 @@ def consumer_info(conn, consumer_uuid):
     row = conn.execute(
         sa.select(CONSUMERS.c.project_id, CONSUMERS.c.user_id,
                   GROUPS.c.uuid, GROUPS.c.policy,
-                  GROUPS.c.max_server_per_host)
+                  GROUPS.c.max_server_per_host, GROUPS.c.level_policies)
         .select_from(CONSUMERS)
         .outerjoin(GROUPS, CONSUMERS.c.instance_group_uuid == GROUPS.c.uuid)
         .where(CONSUMERS.c.uuid == consumer_uuid)).first()
@@ -406,7 +410,8 @@ def consumer_info(conn, consumer_uuid):
     group = None
     if row.uuid is not None:
         group = GroupClaim(row.uuid, row.policy,
-                           row.max_server_per_host or 1)
+                           row.max_server_per_host or 1,
+                           domains.loads(row.level_policies))
     return ConsumerInfo(row.project_id, row.user_id, group)
 
 
@@ -653,20 +658,40 @@ def _check_group(conn, placements, group):
     """
     consumers = [consumer for consumer, _ in placements]
     generation, members = _group_members(conn, group, consumers)
+    place = _places_for(conn, group, members, placements)
     for consumer, providers in placements:
         roots = {p.root_id for p in providers if p.is_host}
         if group.policy == "anti-affinity":
             broken = any(members[root] >= group.max_per_host
                          for root in roots)
-        else:
+        elif group.policy == "affinity":
             broken = bool(members) and not set(members) <= roots
+        else:
+            broken = False      # soft: a weigher's business
         if broken:
             raise exception.GroupPolicyViolation(
                 consumer=consumer, host=",".join(sorted(
                     p.uuid for p in providers)),
                 policy=group.policy, group=group.uuid)
+        for policy in group.levels:
+            domains.check(policy, members, place, roots, consumer,
+                          group.uuid)
         members.update(roots)
     return generation
+
+
+def _places_for(conn, group, members, placements):
+    """The domains of the hosts the group's level policies look at: its
+    members' and the candidates' (every host's for a spread, whose skew
+    counts the domains without members too); None without level
+    policies."""
+    if not group.levels:
+        return None
+    if any(p.rule == "spread" for p in group.levels):
+        return domains.places(conn, None)
+    roots = set(members) | {p.root_id for _, providers in placements
+                            for p in providers if p.is_host}
+    return domains.places(conn, roots)
 
 
 def _group_members(conn, group, consumers):
@@ -702,12 +727,19 @@ def ensure_group(db, group):
     """
     try:
         with db.begin() as conn:
-            exists = conn.execute(sa.select(GROUPS.c.id).where(
-                GROUPS.c.uuid == group.uuid)).first()
+            exists = conn.execute(
+                sa.select(GROUPS.c.id, GROUPS.c.level_policies).where(
+                    GROUPS.c.uuid == group.uuid)).first()
+            levels = domains.dumps(group.levels)
+            if exists is not None and exists.level_policies != levels:
+                # what the audit reads: the policies the last claim kept
+                conn.execute(GROUPS.update().where(
+                    GROUPS.c.id == exists.id).values(level_policies=levels))
             if exists is None:
                 conn.execute(GROUPS.insert().values(
                     uuid=group.uuid, policy=group.policy,
                     max_server_per_host=group.max_per_host, generation=0,
+                    level_policies=levels,
                     created_at=timeutils.utcnow()))
     except db_exc.DBDuplicateEntry:
         pass  # another worker created it at the same moment

@@ -12,7 +12,8 @@ its instance is.
 
 :func:`overcommitted` checks the invariant every claim keeps (no provider
 allocated beyond its capacity), for the demo, the C1M benchmark and the
-functional tests.
+functional tests; :func:`level_breaches` checks every server group's
+policies per level against where its members are.
 """
 
 import collections
@@ -24,8 +25,10 @@ import typing
 import sqlalchemy as sa
 
 from gantt.db import allocations
+from gantt.db import domains
 from gantt.db.models import ALLOC
 from gantt.db.models import CONSUMERS
+from gantt.db.models import GROUPS
 from gantt.db.models import INV
 from gantt.db.models import MOVES
 from gantt.db.models import REPORTS
@@ -128,3 +131,66 @@ def overcommitted(conn):
     return [Overcommit(rp_id, rc, int(amount),
                        None if cap is None else float(cap))
             for rp_id, rc, amount, cap in conn.execute(query)]
+
+
+class Breach(typing.NamedTuple):
+    """A server group whose members break one of its level policies."""
+
+    group_uuid: str
+    policy: str             # "anti-affinity at rack"
+    members: dict           # domain name (None: unknown) -> members
+
+
+def level_breaches(conn):
+    """Every group policy per level its placed members break: a domain
+    with more members than anti-affinity (1) or max-per allows, members
+    in more than one domain under affinity, a skew above a spread's limit
+    (``max - min`` over every domain: releases may leave one, as in
+    Kubernetes), or a member on a host with no domain at the level.
+
+    :returns: a list of :class:`Breach`, by group and policy
+    """
+    members = collections.defaultdict(collections.Counter)
+    policies = {}
+    for uuid, levels, root, count in conn.execute(_group_members_query()):
+        policies[uuid] = domains.loads(levels)
+        members[uuid][root] += int(count)
+    place = domains.places(conn, None) if policies else {}
+    return [breach for uuid in sorted(policies)
+            for policy in policies[uuid]
+            for breach in _breaches(uuid, policy, members[uuid], place)]
+
+
+def _group_members_query():
+    """Per group with level policies, its members per host root."""
+    return (sa.select(GROUPS.c.uuid, GROUPS.c.level_policies,
+                      RP.c.root_provider_id,
+                      sa.func.count(sa.distinct(CONSUMERS.c.uuid)))
+            .join(CONSUMERS, CONSUMERS.c.instance_group_uuid == GROUPS.c.uuid)
+            .join(ALLOC, ALLOC.c.consumer_uuid == CONSUMERS.c.uuid)
+            .join(RP, RP.c.id == ALLOC.c.resource_provider_id)
+            .join(REPORTS,
+                  REPORTS.c.resource_provider_id == RP.c.root_provider_id)
+            .where(GROUPS.c.level_policies.is_not(None))
+            .group_by(GROUPS.c.uuid, GROUPS.c.level_policies,
+                      RP.c.root_provider_id))
+
+
+def _breaches(uuid, policy, members, place):
+    counts = collections.Counter()
+    for root, n in members.items():
+        counts[domains.domain_of(place, root, policy.level)] += n
+    known = {d: n for d, n in counts.items() if d is not None}
+    every = {domains.domain_of(place, root, policy.level) for root in place}
+    if policy.rule == "anti-affinity":
+        broken = any(n > 1 for n in known.values())
+    elif policy.rule == "max-per":
+        broken = any(n > policy.limit for n in known.values())
+    elif policy.rule == "affinity":
+        broken = len(known) > 1
+    else:
+        floor = min((known.get(d, 0) for d in every - {None}), default=0)
+        broken = max(known.values(), default=0) - floor > policy.limit
+    if broken or None in counts:
+        return [Breach(uuid, str(policy), dict(counts))]
+    return []

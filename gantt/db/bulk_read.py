@@ -47,8 +47,9 @@ _CONCAT_LIMIT = None
 _HOST_FIELDS = ("ids", "uuids", "generation", "hosts", "nodenames",
                 "cell_uuids", "zones", "disabled", "report_sequence",
                 "num_instances", "num_io_ops", "received_at",
-                "agent_updated_at", "details", "instance_uuids")
-_OPTIONAL = ("cell_uuids", "zones", "agent_updated_at", "instance_uuids")
+                "agent_updated_at", "details", "instance_uuids", "locations")
+_OPTIONAL = ("cell_uuids", "zones", "agent_updated_at", "instance_uuids",
+             "locations")
 _INT_FIELDS = ("ids", "generation", "disabled", "report_sequence",
                "num_instances", "num_io_ops")
 
@@ -158,7 +159,7 @@ class Reader:
                  sa.case((r.disabled, 1), else_=0), r.report_sequence,
                  r.num_instances, r.num_io_ops, r.received_at,
                  optional(r.agent_updated_at), r.details,
-                 optional(r.instance_uuids)]
+                 optional(r.instance_uuids), optional(r.location)]
         source = RP.join(REPORTS, REPORTS.c.resource_provider_id == RP.c.id)
         return self._texts(RP.c.id, parts, source)
 

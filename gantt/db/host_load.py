@@ -59,6 +59,7 @@ class StoredProvider:
     capabilities: dict = dataclasses.field(default_factory=dict)
     instance_uuid: str | None = None
     received_at: datetime.datetime | None = None
+    location: str | None = None
 
 
 @dataclasses.dataclass
@@ -86,6 +87,7 @@ class StoredHosts:
     received_texts: list        # the same as stored, for received()
     agent_updated_at: list      # naive datetimes or None
     instance_uuids: list        # JSON text or None
+    locations: list             # str or None, as reported
     detail_codes: np.ndarray
     detail_texts: list          # JSON text
     # {class: (total, reserved, min_unit, max_unit, step, ratio)}
@@ -367,6 +369,7 @@ def load_standalone_providers(db):
                           PROVIDER_REPORTS.c.availability_zone,
                           PROVIDER_REPORTS.c.capabilities,
                           PROVIDER_REPORTS.c.instance_uuid,
+                          PROVIDER_REPORTS.c.location,
                           PROVIDER_REPORTS.c.received_at)
                 .join(PROVIDER_REPORTS,
                       PROVIDER_REPORTS.c.resource_provider_id == RP.c.id)
@@ -380,7 +383,7 @@ def load_standalone_providers(db):
                 # typed as reported: JSON keeps true, 1 and 1.0 apart
                 capabilities=json.loads(row.capabilities or "{}"),
                 instance_uuid=row.instance_uuid,
-                received_at=row.received_at)
+                received_at=row.received_at, location=row.location)
         if standalone:
             _load_contents(conn, standalone, sa.select(
                 PROVIDER_REPORTS.c.resource_provider_id))

@@ -135,6 +135,9 @@ class HostReport(Base):
     # the agent's boot the stored report is from (NULL: it does not say);
     # a report of another boot is stored whatever its sequence
     boot_id = sa.Column(sa.String(36), nullable=True)
+    # where the host is, as reported (``room=r1/rack=b07``; see migration
+    # 0010): the claim reads it for policies per level
+    location = sa.Column(sa.String(255), nullable=True)
 
 
 class ProviderReport(Base):
@@ -163,6 +166,8 @@ class ProviderReport(Base):
     capabilities = sa.Column(sa.Text, nullable=False, server_default="{}")
     # a container host: the instance it runs in
     instance_uuid = sa.Column(sa.String(36), nullable=True)
+    # where the provider is, as reported (see migration 0010)
+    location = sa.Column(sa.String(255), nullable=True)
 
 
 class InstanceGroup(Base):
@@ -179,6 +184,9 @@ class InstanceGroup(Base):
     # that group policy is enforced inside the claim transaction
     generation = sa.Column(sa.Integer, nullable=False, default=0)
     created_at = sa.Column(sa.DateTime, nullable=False)
+    # policies per level, JSON ``[[level, rule, limit], ...]`` (migration
+    # 0010); NULL: the host-level ``policy`` alone
+    level_policies = sa.Column(sa.Text, nullable=True)
 
 
 class Aggregate(Base):
@@ -241,6 +249,48 @@ class Move(Base):
     updated_at = sa.Column(sa.DateTime, nullable=True)
 
 
+class GroupPlanRow(Base):
+    """A holistic group's rules, as its last reserve or extend stated
+    them: what a member's fallback placement must keep."""
+
+    __tablename__ = "group_plans"
+
+    group_uuid = sa.Column(sa.String(36), primary_key=True)
+    # JSON: [{"level", "rule", "limit", "weight"}, ...]
+    policies = sa.Column(sa.Text, nullable=False)
+    objective = sa.Column(sa.String(32), nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=True)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    created_at = sa.Column(sa.DateTime, nullable=False)
+    updated_at = sa.Column(sa.DateTime, nullable=True)
+
+
+class GroupReservation(Base):
+    """One member slot claimed ahead of its instance: the allocations
+    are the reservation consumer's until a member takes them over, the
+    group is released, or ``expires_at`` passes (see
+    gantt.db.reservations)."""
+
+    __tablename__ = "group_reservations"
+    __table_args__ = (
+        sa.UniqueConstraint("group_uuid", "slot",
+                            name="uniq_group_reservations0group0slot"),
+        sa.UniqueConstraint("consumer_uuid",
+                            name="uniq_group_reservations0consumer"),
+        sa.Index("group_reservations_expiry_idx", "expires_at"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    group_uuid = sa.Column(sa.String(36), nullable=False)
+    slot = sa.Column(sa.Integer, nullable=False)
+    member = sa.Column(sa.String(255), nullable=False)
+    consumer_uuid = sa.Column(sa.String(36), nullable=False)
+    # the member that took the slot over (None: still reserved)
+    instance_uuid = sa.Column(sa.String(36), nullable=True)
+    expires_at = sa.Column(sa.DateTime, nullable=False)
+    created_at = sa.Column(sa.DateTime, nullable=False)
+
+
 # -- table handles --------------------------------------------------------
 # One name per table, for the SQLAlchemy Core queries of gantt.db (which
 # imports them by name: ``from gantt.db.models import RP``).
@@ -258,6 +308,8 @@ AGGREGATES = Aggregate.__table__            # the aggregates themselves
 AGGREGATE_HOSTS = AggregateHost.__table__
 AGGREGATE_META = AggregateMetadata.__table__
 MOVES = Move.__table__
+GROUP_PLANS = GroupPlanRow.__table__
+RESERVATIONS = GroupReservation.__table__
 
 #: the fields of an inventory, in the order the database's readers give
 #: them as tuples (``scheduler.state.update.Inventory``'s order)

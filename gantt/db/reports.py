@@ -83,6 +83,7 @@ def _report_values(node, received_at):
                            else json.dumps(sorted(node.instance_uuids))),
         "received_at": received_at,
         "boot_id": node.boot_id,
+        "location": node.location,
     }
 
 
@@ -315,7 +316,8 @@ def _standalone_row(report, received_at):
             "kind": report.kind, "service": report.service,
             "availability_zone": report.availability_zone,
             "capabilities": capabilities,
-            "instance_uuid": report.instance_uuid}
+            "instance_uuid": report.instance_uuid,
+            "location": report.location}
 
 
 def _save_standalone(db, report, received_at):

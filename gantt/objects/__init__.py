@@ -18,3 +18,4 @@ def register_all():
     __import__("gantt.objects.explain")
     __import__("gantt.objects.provider")
     __import__("gantt.objects.notification")
+    __import__("gantt.objects.group")

@@ -57,7 +57,8 @@ class ComputeNode(base.GanttObject):
     # Version 1.3: Added child_providers
     # Version 1.4: NUMACell 1.1 (siblings) in numa_cells
     # Version 1.5: Added boot_id
-    VERSION = "1.5"
+    # Version 1.6: Added location
+    VERSION = "1.6"
 
     fields = {
         "uuid": fields.UUIDField(),
@@ -93,6 +94,10 @@ class ComputeNode(base.GanttObject):
         # restarted agent (or one whose sequence a forged report pushed
         # ahead) is never locked out. None: the agent does not say.
         "boot_id": fields.UUIDField(nullable=True, default=None),
+        # where the host is in the datacenter, ``room=r1/rack=b07`` (levels
+        # of [topology] levels, outermost first); None: the agent does not
+        # say (topology aggregates may, see doc/source/admin/topology.rst)
+        "location": fields.StringField(nullable=True, default=None),
     }
 
     # which Inventory version each ComputeNode version embeds (for backports)
@@ -107,6 +112,8 @@ class ComputeNode(base.GanttObject):
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
         target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 6):
+            primitive.pop("location", None)
         if target < (1, 5):
             primitive.pop("boot_id", None)
         if target < (1, 3):

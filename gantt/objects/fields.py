@@ -70,6 +70,20 @@ class GroupPolicyField(fields.BaseEnumField):
     AUTO_TYPE = GroupPolicy()
 
 
+class LevelRule(fields.Enum):
+    """A group's rule at one level (gantt.scheduler.state.topology)."""
+
+    ALL = ("affinity", "anti-affinity", "max-per", "spread",
+           "soft-affinity", "soft-anti-affinity")
+
+    def __init__(self):
+        super().__init__(valid_values=LevelRule.ALL)
+
+
+class LevelRuleField(fields.BaseEnumField):
+    AUTO_TYPE = LevelRule()
+
+
 class RequestGroupPolicy(fields.Enum):
     NONE = "none"
     ISOLATE = "isolate"
@@ -112,3 +126,14 @@ class DictOfCapabilitiesField(fields.AutoTypedField):
     """``{name: str | int | float | bool}`` (see :class:`CapabilityValue`)."""
 
     AUTO_TYPE = fields.Dict(CapabilityValue())
+
+
+class GroupObjective(fields.Enum):
+    ALL = ("most-spread", "fewest-hosts", "balanced")
+
+    def __init__(self):
+        super().__init__(valid_values=GroupObjective.ALL)
+
+
+class GroupObjectiveField(fields.BaseEnumField):
+    AUTO_TYPE = GroupObjective()

@@ -29,7 +29,8 @@ class HostState(base.GanttObject):
 
     # Version 1.0: Initial version
     # Version 1.1: Added kind, service, capabilities, instance_uuid, vacant
-    VERSION = "1.1"
+    # Version 1.2: Added location
+    VERSION = "1.2"
 
     KIND_FIELDS = ("kind", "service", "capabilities", "instance_uuid",
                    "vacant")
@@ -57,6 +58,9 @@ class HostState(base.GanttObject):
         "instance_uuid": fields.UUIDField(nullable=True, default=None),
         # of a kind in [scheduler] vacancy_kinds, and nothing allocated
         "vacant": fields.BooleanField(default=False),
+        # the effective location (report's, filled from topology
+        # aggregates); None: unknown
+        "location": fields.StringField(nullable=True, default=None),
     }
 
     obj_relationships = {"resources": [("1.0", "1.0")]}
@@ -67,6 +71,8 @@ class HostState(base.GanttObject):
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
         target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 2):
+            primitive.pop("location", None)
         if target < (1, 1):
             # an older client lists every provider as it lists hosts
             for name in self.KIND_FIELDS:

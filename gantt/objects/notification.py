@@ -23,7 +23,8 @@ class SelectDestinationsPayload(NotificationPayload):
     # Version 1.0: Initial version
     # Version 1.1: RequestSpec 1.2 (profile, packing, capabilities; the
     #              flavor may be None)
-    VERSION = "1.1"
+    # Version 1.2: RequestSpec 1.3 (group_slot)
+    VERSION = "1.2"
 
     fields = {
         "request_spec": fields.ObjectField("RequestSpec"),

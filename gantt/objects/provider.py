@@ -84,7 +84,8 @@ class ProviderReport(base.GanttObject):
     # Version 1.1: Added boot_id
     # Version 1.2: Added kind, service, availability_zone, capabilities,
     #              instance_uuid
-    VERSION = "1.2"
+    # Version 1.3: Added location
+    VERSION = "1.3"
 
     #: the kind of a provider whose service does not say (a report older
     #: than 1.2): the sharing storage pools and address pools those carry
@@ -119,6 +120,8 @@ class ProviderReport(base.GanttObject):
         "capabilities": fields.DictOfCapabilitiesField(default={}),
         # a container host: the Nova instance it runs in
         "instance_uuid": fields.UUIDField(nullable=True, default=None),
+        # where the provider is in the datacenter, as ComputeNode.location
+        "location": fields.StringField(nullable=True, default=None),
     }
 
     obj_relationships = {"provider": [("1.0", "1.0")]}
@@ -137,6 +140,8 @@ class ProviderReport(base.GanttObject):
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
         target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 3):
+            primitive.pop("location", None)
         if target < (1, 2):
             # a 1.1 worker stores a provider of the default kind, with no
             # service, zone, capabilities nor instance link; the client

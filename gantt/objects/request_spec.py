@@ -72,11 +72,30 @@ class RequestGroup(_Defaults, base.GanttObject):
 
 
 @base.GanttObjectRegistry.register
+class GroupLevelPolicy(_Defaults, base.GanttObject):
+    """A server group's rule at one level of the datacenter (see
+    :class:`gantt.scheduler.state.topology.LevelPolicy`)."""
+
+    # Version 1.0: Initial version
+    VERSION = "1.0"
+
+    fields = {
+        "level": fields.StringField(),
+        "rule": fields.LevelRuleField(),
+        # max-per: members per domain; spread: the max skew
+        "limit": fields.IntegerField(default=1),
+        # soft rules: the weigher's weight
+        "weight": fields.FloatField(default=1.0),
+    }
+
+
+@base.GanttObjectRegistry.register
 class InstanceGroup(_Defaults, base.GanttObject):
     """A server group: its policy is enforced by filters and in the claim."""
 
     # Version 1.0: Initial version
-    VERSION = "1.0"
+    # Version 1.1: Added level_policies
+    VERSION = "1.1"
 
     fields = {
         "uuid": fields.UUIDField(),
@@ -88,7 +107,26 @@ class InstanceGroup(_Defaults, base.GanttObject):
         # the scheduler also knows the members it placed)
         "members": fields.ListOfStringsField(default=[]),
         "hosts": fields.ListOfStringsField(default=[]),
+        # rules per level of the datacenter (rack anti-affinity…), besides
+        # ``policy`` (which is a rule at level host)
+        "level_policies": fields.ListOfObjectsField("GroupLevelPolicy",
+                                                    default=[]),
     }
+
+    obj_relationships = {"level_policies": [("1.1", "1.0")]}
+
+    def obj_make_compatible(self, primitive, target_version):
+        target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 1):
+            # checked first: ovo's backport drops the field. An older
+            # worker would place the group ignoring the level policies.
+            if primitive.get("level_policies"):
+                raise exception.VersionCapped(
+                    method="a server group with level policies",
+                    version="1.11",
+                    cap="a version older than 1.11 (InstanceGroup 1.0)")
+            primitive.pop("level_policies", None)
+        super().obj_make_compatible(primitive, target_version)
 
 
 @base.GanttObjectRegistry.register
@@ -116,7 +154,8 @@ class RequestSpec(_Defaults, base.GanttObject):
     # Version 1.2: Added profile, packing and capabilities; flavor is
     #              nullable (a request without one asks for its
     #              request_groups' resources only)
-    VERSION = "1.2"
+    # Version 1.3: Added group_slot (a member of a reserved group)
+    VERSION = "1.3"
 
     fields = {
         "instance_uuid": fields.UUIDField(nullable=True, default=None),
@@ -151,6 +190,10 @@ class RequestSpec(_Defaults, base.GanttObject):
         # capability requirements, as volume-type extra specs write them
         # (e.g. {"thin_provisioning_support": "<is> True"})
         "capabilities": fields.DictOfStringsField(default={}),
+        # the reserved slot of a holistic group this instance is built
+        # into (gantt.objects.group): its claim is taken over, not decided
+        "group_slot": fields.ObjectField("GroupSlotRef", nullable=True,
+                                         default=None),
     }
 
     # which version of each embedded object each RequestSpec version carries
@@ -158,11 +201,14 @@ class RequestSpec(_Defaults, base.GanttObject):
         "flavor": [("1.0", "1.0")], "image": [("1.0", "1.0")],
         "request_groups": [("1.0", "1.0")],
         "instance_group": [("1.0", "1.0")],
-        "requested_destination": [("1.0", "1.0")]}
+        "requested_destination": [("1.0", "1.0")],
+        "group_slot": [("1.3", "1.0")]}
 
     def obj_make_compatible(self, primitive, target_version):
-        super().obj_make_compatible(primitive, target_version)
         target = versionutils.convert_version_to_tuple(target_version)
+        if target < (1, 3):
+            _refuse_group_slot(primitive)
+        super().obj_make_compatible(primitive, target_version)
         if target < (1, 2):
             _refuse_newer_asks(primitive)
             for name in ("profile", "packing", "capabilities"):
@@ -199,6 +245,21 @@ def _refuse_newer_asks(primitive):
         raise exception.VersionCapped(
             method=asks, version="1.10",
             cap="a version older than 1.10 (RequestSpec 1.1)")
+
+
+def _refuse_group_slot(primitive):
+    """A member of a reserved group cannot be sent to a worker that
+    does not know reservations: it would be placed anew, outside its
+    group's plan.
+
+    :raises: VersionCapped
+    """
+    if primitive.get("group_slot") is not None:
+        raise exception.VersionCapped(
+            method="a request naming a reserved group slot",
+            version="1.12",
+            cap="a version older than 1.12 (RequestSpec 1.2)")
+    primitive.pop("group_slot", None)
 
 
 def _named(value):

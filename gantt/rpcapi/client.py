@@ -43,6 +43,18 @@ RPC API version history:
   flavor, rather than let an older worker place it by Nova's profile.
   explain sent at 1.10 returns Explanation 1.1, which names the profile
   and packing policy that ranked the request.
+* 1.11 - Failure domains (no method added): ComputeNode 1.6 and
+  ProviderReport 1.3 carry the provider's ``location``
+  (``room=r1/rack=b07``); InstanceGroup 1.1 carries policies per level
+  (GroupLevelPolicy 1.0: anti-affinity at rack, spread at row…), which a
+  caller capped below 1.11 refuses (VersionCapped) to send;
+  get_host_states sent at 1.11 returns HostState 1.2 with the location.
+* 1.12 - Holistic groups: added plan_group, reserve_group, extend_group
+  (GroupRequest 1.0 in, GroupPlan 1.0 out) and release_group (calls);
+  RequestSpec 1.3 names the reserved ``group_slot`` a member is built
+  into (select_destinations then takes the slot's claim over). A caller
+  capped below 1.12 refuses (VersionCapped) to send a request naming a
+  group slot.
 
 Topics (not versions: the messages are unchanged): since 1.3,
 update_resource_stats goes to the stats topic (``[scheduler] stats_topic``,
@@ -230,10 +242,12 @@ class SchedulerClient:
         """Every provider a worker holds (or those ``hosts`` names), as
         HostState objects: 1.1, with each provider's kind, service,
         capabilities, instance link and vacancy, when the cap allows 1.9
-        (a worker replies at the object versions of the RPC version a call
-        is sent at); else 1.0."""
-        client = (self._client.prepare(version="1.9")
-                  if self.can_send_version("1.9") else self._client)
+        (1.2, with the location, at 1.11; a worker replies at the object
+        versions of the RPC version a call is sent at); else 1.0."""
+        version = next((v for v in ("1.11", "1.9")
+                        if self.can_send_version(v)), None)
+        client = (self._client.prepare(version=version)
+                  if version else self._client)
         return client.call(self._ctxt(ctxt), "get_host_states", hosts=hosts)
 
     def get_statistics(self, ctxt):
@@ -334,6 +348,8 @@ class SchedulerClient:
         # a report saying its kind, service, zone, capabilities or
         # instance needs a 1.9 worker: a 1.8 one would store a plain pool
         version = "1.9" if report.says_more_than_1_1() else "1.3"
+        if report.obj_attr_is_set("location") and report.location:
+            version = "1.11"
         result = self._prepare("update_provider", version).call(
             self._ctxt(ctxt), "update_provider", report=report)
         self.providers_changed(ctxt)
@@ -441,3 +457,35 @@ class SchedulerClient:
         return self._prepare("revert_move", "1.3").call(
             self._ctxt(ctxt), "revert_move", instance_uuid=instance_uuid,
             migration_uuid=migration_uuid)
+
+    def plan_group(self, ctxt, group_request):
+        """The plan of a group (a GroupPlan), claiming nothing.
+
+        :raises: NoValidHost, InvalidRequest, VersionCapped (below 1.12)
+        """
+        return self._prepare("plan_group", "1.12").call(
+            self._ctxt(ctxt), "plan_group", group_request=group_request)
+
+    def reserve_group(self, ctxt, group_request):
+        """Decide a group whole and claim every member slot, or none.
+
+        :returns: the GroupPlan, reserved
+        :raises: NoValidHost, InvalidRequest (a known group: extend it),
+            ConsumerConflict (a concurrent reserve of the group)
+        """
+        return self._prepare("reserve_group", "1.12").call(
+            self._ctxt(ctxt), "reserve_group", group_request=group_request)
+
+    def extend_group(self, ctxt, group_request):
+        """More members of a reserved group, its members held fixed.
+
+        :returns: the GroupPlan of the new slots, reserved
+        :raises: NoValidHost, InvalidRequest (an unknown group)
+        """
+        return self._prepare("extend_group", "1.12").call(
+            self._ctxt(ctxt), "extend_group", group_request=group_request)
+
+    def release_group(self, ctxt, group_uuid):
+        """Free the group's slots no member took over; how many."""
+        return self._prepare("release_group", "1.12").call(
+            self._ctxt(ctxt), "release_group", group_uuid=group_uuid)

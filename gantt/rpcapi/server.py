@@ -17,6 +17,7 @@ from gantt import rpc
 from gantt import rpcapi
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import compute_node as compute_node_obj
+from gantt.objects import group as group_obj
 from gantt.objects import provider as provider_obj
 from gantt.objects import request_spec as request_spec_obj
 from gantt.objects import selection as selection_obj
@@ -271,6 +272,35 @@ class SchedulerEndpoint:
                       "instance_uuid/migration_uuid")
         return self.scheduler.claims.revert_move(instance_uuid,
                                                  migration_uuid)
+
+
+    # -- 1.12 -------------------------------------------------------------
+
+    @rpc.expected_exceptions(*_CALL_ERRORS)
+    def plan_group(self, ctxt, group_request):
+        request = _expect(group_request, group_obj.GroupRequest,
+                          "group_request")
+        self._wait_ready()
+        return self.scheduler.groups.plan(request)
+
+    @rpc.expected_exceptions(*_CALL_ERRORS)
+    def reserve_group(self, ctxt, group_request):
+        request = _expect(group_request, group_obj.GroupRequest,
+                          "group_request")
+        self._wait_ready()
+        return self.scheduler.groups.reserve(request)
+
+    @rpc.expected_exceptions(*_CALL_ERRORS)
+    def extend_group(self, ctxt, group_request):
+        request = _expect(group_request, group_obj.GroupRequest,
+                          "group_request")
+        self._wait_ready()
+        return self.scheduler.groups.extend(request)
+
+    @rpc.expected_exceptions(*_CALL_ERRORS)
+    def release_group(self, ctxt, group_uuid):
+        _expect_uuids([group_uuid], "group_uuid")
+        return self.scheduler.groups.release(group_uuid)
 
 
 class StatsEndpoint:

@@ -502,6 +502,12 @@ def _positive_amounts(data, limits):
                 _Key(rc)).at("resources")
 
 
+def _positive_seconds(value, limits=None):
+    if not 0 < value <= 3600:
+        raise _Invalid("must be more than 0 and at most 3600 seconds, "
+                       "got %s" % value)
+
+
 def _providers(data):
     """The data of a report's providers: the node and its children."""
     return [data] + [c[_DATA] for c in data.get("child_providers", ())]
@@ -561,6 +567,12 @@ _RULES = {
                     _short_items("capabilities")),
     "Aggregate": (_short("name"), _short_entries("hosts"),
                   _short_items("metadata")),
+    "GroupRequest": (_short("project_id"), _short("user_id"),
+                     _within("time_budget", _positive_seconds),
+                     _within("reservation_ttl", _int32)),
+    "GroupMember": (_short("name"),
+                    _within("count", _integer_between(1, INT32_MAX))),
+    "GroupLevelPolicy": (_short("level"), _within("limit", _int32)),
 }
 
 objects.register_all()
@@ -638,6 +650,10 @@ ARGUMENTS = {
     "revert_move": {"instance_uuid": _UUID, "migration_uuid": _UUID},
     "reset_report_sequence": {"host": _short_string},
     "report_sequence_reset": {"provider_uuid": _UUID},
+    "plan_group": {"group_request": _object_arg("GroupRequest")},
+    "reserve_group": {"group_request": _object_arg("GroupRequest")},
+    "extend_group": {"group_request": _object_arg("GroupRequest")},
+    "release_group": {"group_uuid": _UUID},
 }
 
 

@@ -73,10 +73,22 @@ _V1_9 = dict(_V1_8, ProviderReport="1.2", HostState="1.1")
 # capabilities, no flavor needed); explain says which profile ranked
 _V1_10 = dict(_V1_9, RequestSpec="1.2", Explanation="1.1")
 
+# 1.11: failure domains: locations in reports (ComputeNode 1.6,
+# ProviderReport 1.3) and in host views (HostState 1.2); server groups'
+# policies per level (InstanceGroup 1.1, GroupLevelPolicy 1.0)
+_V1_11 = dict(_V1_10, ComputeNode="1.6", ProviderReport="1.3",
+              HostState="1.2", InstanceGroup="1.1", GroupLevelPolicy="1.0")
+# 1.12: holistic groups: plan_group, reserve_group, extend_group,
+# release_group; RequestSpec 1.3 names a reserved group slot
+_V1_12 = dict(_V1_11, RequestSpec="1.3", GroupMember="1.0",
+              GroupRequest="1.0", GroupSlot="1.0", GroupPlan="1.0",
+              GroupSlotRef="1.0")
+
 #: RPC API version -> {object name: version}, oldest first
 OBJECT_VERSIONS = {"1.0": _V1_0, "1.2": _V1_2, "1.3": _V1_3, "1.4": _V1_4,
                    "1.5": _V1_5, "1.6": _V1_6, "1.7": _V1_7, "1.8": _V1_8,
-                   "1.9": _V1_9, "1.10": _V1_10}
+                   "1.9": _V1_9, "1.10": _V1_10,
+                   "1.11": _V1_11, "1.12": _V1_12}
 
 
 def parse(version):

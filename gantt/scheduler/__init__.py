@@ -7,6 +7,8 @@
             -> selections [claimed, alternates...]
     operators -> OperatorService (aggregates, host states, statistics,
                  explain)
+    groups -> GroupService (groups/: decided whole, reserved; members
+              take their slots over through the Placer)
 
 :func:`build` is the composition root: it makes the services in
 dependency order and says, for each wire, why it is there. The RPC
@@ -27,6 +29,8 @@ from gantt.scheduler import lookups
 from gantt.scheduler import operator as operator_mod
 from gantt.scheduler import placer as placer_mod
 from gantt.scheduler import vacancy
+from gantt.scheduler.groups import members as members_mod
+from gantt.scheduler.groups import service as groups_mod
 from gantt.scheduler.pipeline import layouts as layouts_mod
 from gantt.scheduler.pipeline import profiles as profiles_mod
 from gantt.scheduler.state import cache as cache_mod
@@ -42,6 +46,7 @@ class Scheduler:
     operator: operator_mod.OperatorService
     counters: counters_mod.Counters
     ready: threading.Event
+    groups: groups_mod.GroupService
 
 
 def build(conf, db, *, broadcast=None, clock=time.time,
@@ -60,7 +65,7 @@ def build(conf, db, *, broadcast=None, clock=time.time,
     """
     # the one copy of the world every service reads or writes; its clock
     # decides which hosts are up
-    cache = cache_mod.HostStateCache(clock)
+    cache = cache_mod.HostStateCache(clock, conf.topology.levels)
     # every service counts into the same statistics
     counters = counters_mod.Counters()
     # set once the cache is loaded: the endpoint answers only then
@@ -80,12 +85,17 @@ def build(conf, db, *, broadcast=None, clock=time.time,
     # name (and Placement's allocation candidates: the resource rule
     # alone, the same weighers); a bad profile stops the worker here
     routes = profiles_mod.build(conf, rng or random.Random())
+    # holistic groups: decided whole through the same profiles' filters,
+    # reserved through the claim service
+    groups = groups_mod.GroupService(conf, db, cache, routes, claims,
+                                     lookup)
     # decides through the request's profile's pipeline, claims through
     # the claim service; the reservations it marks in the cache keep
-    # this worker's concurrent requests apart
+    # this worker's concurrent requests apart; a member of a reserved
+    # group takes its slot over instead
     placer = placer_mod.Placer(
         conf, cache, routes, layouts_mod.TreeLayouts(), claims, lookup,
-        counters)
+        counters, members=members_mod.MemberPlacer(groups))
     # explain asks the placer for a cycle and its pipeline (nothing
     # claimed); statistics read the claim service's lost races
     operator = operator_mod.OperatorService(
@@ -96,4 +106,5 @@ def build(conf, db, *, broadcast=None, clock=time.time,
     stats = intake.StatsService(conf, db, cache, counters, ready,
                                 load_aggregates=operator.reload_aggregates)
     return Scheduler(stats=stats, placer=placer, claims=claims,
-                     operator=operator, counters=counters, ready=ready)
+                     operator=operator, counters=counters, ready=ready,
+                     groups=groups)

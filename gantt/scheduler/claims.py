@@ -136,6 +136,11 @@ class Claimer:
         return self._retrying(instance_uuid, "*", lambda conn: (
             moves.revert_move(conn, instance_uuid, migration_uuid)))
 
+    def transaction(self, label, work):
+        """``work(conn)`` in one transaction, retried as a claim is
+        (holistic groups' reservations, :mod:`gantt.db.reservations`)."""
+        return self._retrying(label, "*", work)
+
     def _retrying(self, consumer_uuid, providers, work, retries=None):
         """Run ``work(conn)`` in a transaction, again when it loses a race.
 
@@ -210,7 +215,8 @@ def owner_of(request):
     rule = None
     if group is not None and group.is_hard:
         rule = allocations.GroupClaim(group.uuid, group.policy,
-                                      group.max_per_host)
+                                      group.max_per_host,
+                                      group.hard_levels)
     return allocations.ConsumerInfo(project_id=request.spec.project_id,
                                     user_id=request.spec.user_id,
                                     group=rule)

@@ -10,6 +10,7 @@ removed rows recorded, and returns an
 import numpy as np
 
 from gantt.objects import explain as explain_obj
+from gantt.scheduler.pipeline import domains
 
 #: hosts named per step (the count is always complete)
 HOSTS_PER_STEP = 20
@@ -54,8 +55,25 @@ def explain(pipeline, cycle, limit=10, hosts_per_step=HOSTS_PER_STEP):
         weighed=[explain_obj.WeighedHost(
             host=view.hosts[rows[i]], nodename=view.nodenames[rows[i]],
             uuid=view.uuids[rows[i]], weight=float(totals[i]),
-            weights={name: float(part[i]) for name, part in parts.items()})
+            weights=dict({name: float(part[i])
+                          for name, part in parts.items()},
+                         **_distance(cycle, rows[i])))
             for i in best])
+
+
+#: the key of a candidate's distance to its server group in ``weights``
+DISTANCE = "distance to the group (levels)"
+
+
+def _distance(cycle, row):
+    """``{DISTANCE: d}`` when the request's group has policies per level
+    and members (see :func:`.pipeline.domains.distances`); else {}."""
+    group = cycle.request.instance_group
+    if group is None or not group.levels or not group.hosts:
+        return {}
+    levels = cycle.view.table.topology.levels
+    return {DISTANCE: float(domains.distances(
+        cycle.view, group, levels, np.array([row]))[0])}
 
 
 def _weighed(ranking):

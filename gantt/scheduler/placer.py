@@ -28,6 +28,7 @@ from gantt.scheduler.pipeline import containers
 from gantt.scheduler.pipeline import cycle as cycle_mod
 from gantt.scheduler.pipeline import translate
 from gantt.scheduler.pipeline import weighers as weighers_base
+from gantt.scheduler.state import topology as topology_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -38,8 +39,9 @@ class Placer:
     """Decides and claims; the claim service writes."""
 
     def __init__(self, conf, cache, routes, layouts, claims, lookup,
-                 counters):
+                 counters, members=None):
         self.conf = conf
+        self.members = members      # groups.members.MemberPlacer
         self.cache = cache
         #: each profile's pipelines and picker (:mod:`.pipeline.profiles`)
         self.routes = routes
@@ -47,6 +49,7 @@ class Placer:
         self.claims = claims
         self.lookup = lookup
         self.counters = counters
+        self.topology = topology_mod.Topology(conf.topology.levels)
 
     @property
     def pipeline(self):
@@ -64,7 +67,7 @@ class Placer:
         :raises: InvalidRequest (UnknownProfile, PackingRefused)
         """
         request = translate.from_spec(spec, instance_uuids, self.lookup,
-                                      self.routes.profiles)
+                                      self.routes.profiles, self.topology)
         return cycle_mod.CycleState(request, self.view(),
                                     owner=claims_mod.owner_of(request))
 
@@ -95,6 +98,8 @@ class Placer:
         """
         started = time.monotonic()
         self.counters.add("requests")
+        if spec.group_slot is not None and self.members is not None:
+            return self.members.place(spec, instance_uuids, return_alternates)
         cycle = self.cycle(spec, instance_uuids)
         try:
             # with replace, their claims (if any) are replaced: their room

@@ -39,7 +39,8 @@ def stored_host(stored, i):
         "details": stored.details(i),
         "instance_uuids": stored.instance_uuids[i],
         "agent_updated_at": stored.agent_updated_at[i],
-        "received_at": stored.received(i)}
+        "received_at": stored.received(i),
+        "location": stored.locations[i]}
     return StoredHost(
         uuid=stored.uuids[i], generation=generation, report=report,
         inventories=dict(stored.inventories(i)),

@@ -20,6 +20,7 @@ from gantt import version
 from gantt.cmd.cli import aggregates
 from gantt.cmd.cli import base
 from gantt.cmd.cli import explain
+from gantt.cmd.cli import groups
 from gantt.cmd.cli import hosts
 
 COMMANDS = {
@@ -28,6 +29,7 @@ COMMANDS = {
     "host retire": hosts.HostRetire,
     "stats show": explain.StatsShow,
     "explain": explain.Explain,
+    "group-plan": groups.GroupPlan,
     "aggregate list": aggregates.AggregateList,
     "aggregate show": aggregates.AggregateShow,
     "aggregate create": aggregates.AggregateCreate,

@@ -28,6 +28,7 @@ from gantt.objects import provider as provider_obj
 from gantt.scheduler.intake import host_identity
 from gantt.scheduler.intake import report_rules
 from gantt.scheduler.state import load as load_mod
+from gantt.scheduler.state import topology as topology_mod
 from gantt.scheduler.state import update as update_mod
 
 LOG = logging.getLogger(__name__)
@@ -54,6 +55,15 @@ class StatsService:
         self.ready = ready
         self.refusals = host_identity.RefusalLog(counters)
         self._load_aggregates = load_aggregates
+        self.topology = topology_mod.Topology(conf.topology.levels)
+
+    def check_location(self, text):
+        """A reported location's levels against ``[topology] levels``.
+
+        :raises: InvalidLocation
+        """
+        if text is not None:
+            self.topology.parse(text)
 
     def load_cache(self):
         """Fill the cache from the database; the worker is then ready.
@@ -72,6 +82,21 @@ class StatsService:
         self.ready.set()
         LOG.info("Host cache loaded: %d hosts from the database in %.2fs",
                  len(stored), time.monotonic() - started)
+        self._log_topology()
+
+    def _log_topology(self):
+        """The levels in force, and the hosts whose location names a
+        level they do not have (the operator changed the levels)."""
+        LOG.info("Topology levels: %s", ",".join(self.topology.levels))
+        strays = self.cache.hosts_outside(self.topology)
+        for host, location in strays[:20]:
+            LOG.warning("Host %s is at %s: level(s) %s are not in "
+                        "[topology] levels; policies there ignore it",
+                        host, location, ",".join(
+                            self.topology.unknown_levels(location)))
+        if len(strays) > 20:
+            LOG.warning("... and %d more hosts outside the levels",
+                        len(strays) - 20)
 
     def resync(self):
         """The periodic repair: usage from the database, then aggregates
@@ -117,6 +142,7 @@ class StatsService:
         :raises: InvalidRequest (nothing is stored)
         """
         report_rules.validate_node(node)
+        self.check_location(node.location)
         report = update_mod.HostUpdate.from_compute_node(
             node, received_at=self.cache.now())
         saved = None
@@ -217,6 +243,7 @@ class StatsService:
         report_rules.validate_provider(provider)
         report_rules.validate_standalone(
             report, self.conf.wire.max_report_capabilities)
+        self.check_location(report.location)
         saved = db_reports.save_provider(self.db, report,
                                            timeutils.utcnow())
         for uuid, refused in saved.refused.items():
@@ -254,7 +281,7 @@ class StatsService:
                     kind=p.kind, service=p.service,
                     availability_zone=p.availability_zone,
                     capabilities=p.capabilities,
-                    instance_uuid=p.instance_uuid),
+                    instance_uuid=p.instance_uuid, location=p.location),
                 received_at=_epoch(p.received_at))
             self.cache.apply_usage(p.uuid, p.generation, p.usage)
         return stored

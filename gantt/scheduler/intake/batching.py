@@ -138,6 +138,7 @@ class StatsIntake:
                                  self._limits)
         report, node = wire.build_report(primitive, self._cache.now(),
                                          self._known)
+        self.stats.check_location(report.location)
         entry = _Pending(report, node, primitive)
         with self._lock:
             if self._is_newest(report.uuid, entry.sequence, report.boot_id):

@@ -15,6 +15,7 @@ from oslo_utils import uuidutils
 from gantt import exception
 from gantt.objects import provider as provider_obj
 from gantt.scheduler import vocabulary
+from gantt.scheduler.state import topology
 
 #: longest value the database stores for each string field of a report
 MAX_LENGTH = {"host": 255, "nodename": 200, "availability_zone": 255}
@@ -46,6 +47,18 @@ def validate_node(node):
     for trait in node.traits:
         vocabulary.validate_trait(trait)
     _validate_children(node)
+    validate_location(node.location)
+
+
+def validate_location(text):
+    """A reported location's syntax (``room=r1/rack=b07``); its levels
+    are checked against ``[topology] levels`` by the intake
+    (:meth:`StatsService.check_location`).
+
+    :raises: InvalidLocation (an InvalidRequest)
+    """
+    if text is not None:
+        topology.Location.parse(text)
 
 
 def _validate_identity(node):
@@ -150,6 +163,7 @@ def validate_standalone(report, max_capabilities):
             raise exception.InvalidRequest(
                 reason="ProviderReport.%s must be 1 to 255 characters"
                        % field)
+    validate_location(report.location)
     if len(report.capabilities) > max_capabilities:
         raise exception.InvalidRequest(
             reason="ProviderReport.capabilities has %d entries; [wire] "

@@ -182,11 +182,13 @@ def fast_report(primitive, received_at, known=None):
         "updated_at": _updated_at(get("updated_at")),
         "instance_uuids": _instance_uuids(data),
         "boot_id": _str(data, "boot_id", nullable=True),
+        "location": _str(data, "location", nullable=True),
     }
     inventories = [_inventory(p) for p in _typed(data, "inventories", list,
                                                  [])]
     fields["aggregates"] = _check_identity(fields, known)
     report_rules.validate_boot_id(fields["boot_id"])
+    report_rules.validate_location(fields["location"])
     fields["inventories"] = _checked_inventories(inventories)
     fields["traits"] = known.traits(fields["traits"])
     return update_mod.HostUpdate(received_at=received_at, **fields)

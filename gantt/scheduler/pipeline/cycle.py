@@ -56,6 +56,8 @@ class CycleState:
 
     def __post_init__(self):
         self.next_instance()
+        if getattr(self.request, "instance_group", None) is not None:
+            self.request.instance_group.places = self.view
 
     def next_instance(self):
         """Forget the rows excluded for the previous instance: a failed

@@ -54,10 +54,25 @@ class GroupState:
     max_per_host: int
     # host name -> number of members already there
     hosts: collections.Counter
+    # policies per level (gantt.scheduler.state.topology.LevelPolicy)
+    levels: tuple = ()
+    # the HostView the call decides on (set by its CycleState): where the
+    # members are, for the per-host path of the level policies
+    places: object = None
 
     @property
     def is_hard(self):
-        return self.policy in HARD_POLICIES
+        """Whether the claim must check anything: a hard host-level
+        policy or a hard policy per level."""
+        return self.policy in HARD_POLICIES or bool(self.hard_levels)
+
+    @property
+    def hard_levels(self):
+        return tuple(p for p in self.levels if p.is_hard)
+
+    @property
+    def soft_levels(self):
+        return tuple(p for p in self.levels if not p.is_hard)
 
     def add_member(self, host):
         """One more member of this request placed on ``host``."""

@@ -19,6 +19,7 @@ from gantt.scheduler.pipeline import image_meta
 from gantt.scheduler.pipeline import profiles as profiles_mod
 from gantt.scheduler.pipeline import request as request_mod
 from gantt.scheduler.state import numa as numa_mod
+from gantt.scheduler.state import topology as topology_mod
 
 # resources[N]:CLASS=amount and trait[N]:NAME=required|forbidden, as in Nova
 # (suffixes as Nova and Placement take them: digits, or _ and up to 64 of
@@ -155,7 +156,7 @@ def _merge(a, b):
         in_tree=b.in_tree or a.in_tree)
 
 
-def _group_state(spec, lookup):
+def _group_state(spec, lookup, topology):
     group = spec.instance_group
     if group is None:
         return None
@@ -174,7 +175,9 @@ def _group_state(spec, lookup):
     for host in group.hosts:
         hosts.setdefault(host, 1)
     return request_mod.GroupState(uuid=group.uuid, policy=group.policy,
-                      max_per_host=max_per_host, hosts=hosts)
+                      max_per_host=max_per_host, hosts=hosts,
+                      levels=topology_mod.policies_of(
+                          group.level_policies, topology))
 
 
 def _hint_hosts(hints, name, lookup):
@@ -184,7 +187,7 @@ def _hint_hosts(hints, name, lookup):
     return frozenset(lookup.consumer_hosts(uuids))
 
 
-def from_spec(spec, instance_uuids, lookup, profiles=None):
+def from_spec(spec, instance_uuids, lookup, profiles=None, datacenter=None):
     """Validate ``spec`` and build the :class:`ResourceRequest`.
 
     A spec without a flavor asks for its ``request_groups`` only.
@@ -193,7 +196,11 @@ def from_spec(spec, instance_uuids, lookup, profiles=None):
         ``consumer_hosts(uuids)`` from the database
     :param profiles: profile name -> :class:`.request.Profile`, the
         scheduler's (by default Nova's profile alone)
-    :raises: InvalidRequest (UnknownProfile, PackingRefused)
+    :param datacenter: the
+        :class:`~gantt.scheduler.state.topology.Topology`
+        level policies are checked against (None: the default levels)
+    :raises: InvalidRequest (UnknownProfile, PackingRefused,
+        UnknownLevel)
     """
     profile, packing = profiles_mod.profile_of(
         spec, profiles or profiles_mod.NOVA_PROFILES)
@@ -230,7 +237,9 @@ def from_spec(spec, instance_uuids, lookup, profiles=None):
         force_nodes=frozenset(spec.force_nodes),
         ignore_hosts=frozenset(spec.ignore_hosts),
         destination=spec.requested_destination,
-        instance_group=_group_state(spec, lookup),
+        instance_group=_group_state(
+            spec, lookup, datacenter or topology_mod.Topology(
+                topology_mod.DEFAULT_LEVELS)),
         same_host=_hint_hosts(hints, "same_host", lookup),
         different_host=_hint_hosts(hints, "different_host", lookup),
         extra_specs=dict(flavor.extra_specs),

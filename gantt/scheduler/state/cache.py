@@ -32,6 +32,7 @@ from gantt.scheduler.state import load
 from gantt.scheduler.state import provider_tree
 from gantt.scheduler.state import rows
 from gantt.scheduler.state import table as table_mod
+from gantt.scheduler.state import topology as topology_mod
 from gantt.scheduler.state import update as update_mod
 
 #: the kind of a standalone provider whose report does not say
@@ -46,13 +47,23 @@ class Reservation(typing.NamedTuple):
     resources: dict
 
 
+def _domains(aggregate_set):
+    """The topology aggregates of a set, as what locations depend on."""
+    return {(uuid, level, aggregate_set.by_uuid[uuid].name)
+            for uuid, level in aggregate_set.with_key(
+                topology_mod.AGGREGATE_KEY)}
+
+
 class HostStateCache:
     """The worker's in-memory copy of every host, kept fresh by reports."""
 
-    def __init__(self, clock=time.time):
+    def __init__(self, clock=time.time, levels=None):
+        """:param levels: ``[topology] levels`` (None: the default)"""
         self._lock = threading.Lock()
         self._clock = clock
         self.table = table_mod.HostTable.empty()
+        if levels is not None:
+            self.table.topology.levels = topology_mod.Topology(levels).levels
         # standalone provider uuid -> (report sequence, boot id) held
         self._standalone = {}
         # providers whose usage changed since the last usage sync began,
@@ -274,6 +285,11 @@ class HostStateCache:
             for host in changed:
                 for row in table.rows_by_host.get(host, ()):
                     rows.write_aggregates(table, row)
+            if _domains(old) != _domains(aggregate_set):
+                # a topology aggregate came, went or was renamed: every
+                # row's location may change, not only the listed hosts'
+                for row in range(table.n):
+                    rows.write_location(table, row)
             self.table = table
 
     # -- usage ------------------------------------------------------------
@@ -536,6 +552,19 @@ class HostStateCache:
             "oldest_report_s": float(self._clock()
                                      - table.last_seen[:n].min()),
             "min_report_sequence": int(table.report_sequence[:n].min())}
+
+    def hosts_outside(self, topology):
+        """``[(host, reported Location)]`` of the rows whose reported
+        location names a level ``topology`` does not have."""
+        table = self.table
+        found = []
+        for row in range(table.n):
+            text = table.reported_locations[row]
+            if text:
+                location = topology_mod.Location.parse(text)
+                if topology.unknown_levels(location):
+                    found.append((table.hosts[row], location))
+        return found
 
     def host_states(self, service_down_time, hosts=None, kinds=None,
                     vacancy_kinds=()):

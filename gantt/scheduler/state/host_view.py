@@ -128,6 +128,22 @@ class HostView:
                     mask[row] = True
         return mask
 
+    def domains(self, level):
+        """Per row its domain code at ``level`` (-1: unknown). At
+        ``host``, rows of one host name share a code (server groups count
+        members by host name)."""
+        if level != "host":
+            return self.table.domains(level)[:self.n]
+        return self.memo(("domains", level), lambda: np.unique(
+            self.hosts.astype(str), return_inverse=True)[1].astype(
+                np.int32))
+
+    def row_of_host(self, name):
+        """The first live row of host ``name`` (None: not held)."""
+        rows = [r for r in self.table.rows_by_host.get(name, ())
+                if r < self.n]
+        return rows[0] if rows else None
+
     def rows_of_hosts_any_case(self, names):
         """Like :meth:`rows_of_hosts`, with host names compared
         case-insensitively, as Nova matches ``ignore_hosts`` and

@@ -17,7 +17,9 @@ from gantt.objects import base as objects_base
 from gantt.scheduler.state import numa as numa_mod
 from gantt.scheduler.state import pci as pci_mod
 from gantt.scheduler.state import provider_tree
+from gantt.scheduler.state import rows as rows_mod
 from gantt.scheduler.state import table as table_mod
+from gantt.scheduler.state import topology as topology_mod
 from gantt.scheduler.state import update as update_mod
 
 
@@ -76,6 +78,7 @@ def stored_report(stored, i):
             tzinfo=datetime.timezone.utc).timestamp(),
         instance_uuids=_instance_uuids(stored.instance_uuids[i]),
         numa_cells=numa_cells, pci_pools=pci_pools,
+        location=stored.locations[i],
         children=tuple(stored_provider(c, uuid)
                        for c in stored.children.get(i, ())))
 
@@ -105,16 +108,17 @@ class Loading:
         return [hash(
             (host, node, cell, zone, disabled, instances, io_ops,
              inventories[inv], traits[trait], aggregates[agg],
-             details[detail], instance_uuids, ()))
+             details[detail], instance_uuids, location, ()))
             for (host, node, cell, zone, disabled, instances, io_ops, inv,
-                 trait, agg, detail, instance_uuids) in zip(
+                 trait, agg, detail, instance_uuids, location) in zip(
                 stored.hosts, stored.nodenames, stored.cell_uuids,
                 stored.zones, stored.disabled.tolist(),
                 stored.num_instances.tolist(), stored.num_io_ops.tolist(),
                 stored.inventory_codes.tolist(),
                 stored.trait_codes.tolist(),
                 stored.aggregate_codes.tolist(),
-                stored.detail_codes.tolist(), iu, strict=True)]
+                stored.detail_codes.tolist(), iu, stored.locations,
+                strict=True)]
 
     def split(self, row_by_uuid):
         """(hosts to write in bulk: new and plain, the other hosts)."""
@@ -280,6 +284,18 @@ def _load_memberships(table, stored, pick, start):
     for uuid in _used_names(sets, codes):
         table.aggregates_index.add(uuid)
     table.aggregates.add_rows(start, codes, sets)
+    _load_locations(table, stored, pick, start)
+
+
+def _load_locations(table, stored, pick, start):
+    """The rows' locations, when any host reports one or any aggregate
+    is a topology domain (else every row stays nowhere)."""
+    reported = _taken(stored.locations, pick)
+    table.reported_locations[start:start + len(pick)] = reported
+    if any(reported) or table.aggregate_set.with_key(
+            topology_mod.AGGREGATE_KEY):
+        for row in range(start, start + len(pick)):
+            rows_mod.write_location(table, row)
 
 
 def _load_details(table, loading, pick, start):

@@ -10,6 +10,7 @@ its providers.
 import numpy as np
 
 from gantt.scheduler.state import table as table_mod
+from gantt.scheduler.state import topology as topology_mod
 
 
 def make_room(table, update, new_row):
@@ -112,6 +113,7 @@ def write_row(table, row, update):
     for trait in update.traits:
         table.traits[row, table.traits_index.get(trait)] = True
     table.reported_aggregates[row] = update.aggregates
+    table.reported_locations[row] = update.location
     write_aggregates(table, row)
     table.capabilities[row] = update.capabilities
     table.stats[row] = update.stats
@@ -162,3 +164,31 @@ def write_aggregates(table, row):
     listed = table.aggregate_set.listed_for(table.hosts[row])
     reported = table.reported_aggregates[row]
     table.aggregates.write(row, reported | listed if listed else reported)
+    write_location(table, row)
+
+
+def write_location(table, row):
+    """Row ``row``'s location: the report's, its levels left out filled
+    from the topology aggregates the row is in (the report wins)."""
+    reported = topology_mod.Location.parse(table.reported_locations[row])
+    from_aggregates = _aggregate_location(table, row)
+    if from_aggregates.parts:
+        reported = reported.filled(from_aggregates, table.topology.levels)
+    if reported != table.locations[row]:
+        table.set_location(row, reported)
+
+
+def _aggregate_location(table, row):
+    """The domains the row's topology aggregates name (of two at one
+    level, the first name in sorted order)."""
+    tagged = table.aggregate_set.with_key(topology_mod.AGGREGATE_KEY)
+    if not tagged:
+        return topology_mod.NOWHERE
+    mine = table.aggregates.members(row)
+    by_uuid = table.aggregate_set.by_uuid
+    names = {}
+    for uuid, level in tagged:
+        if uuid in mine:
+            name = by_uuid[uuid].name
+            names[level] = min(names.get(level, name), name)
+    return topology_mod.Location(tuple(sorted(names.items())))

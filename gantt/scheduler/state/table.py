@@ -22,6 +22,7 @@ from gantt.scheduler.state import columns as columns_mod
 from gantt.scheduler.state import numa as numa_mod
 from gantt.scheduler.state import pci as pci_mod
 from gantt.scheduler.state import provider_tree
+from gantt.scheduler.state import topology as topology_mod
 
 _INITIAL_ROWS = 64
 _INITIAL_COLS = 8
@@ -141,6 +142,12 @@ class HostTable:
     # every tree with children and every standalone provider (shared by
     # all tables of one cache)
     providers: provider_tree.ProviderIndex
+    # failure domains: each row's Location (report's, filled from
+    # topology aggregates) and its domain codes per level
+    locations: list = None
+    topology: topology_mod.DomainColumns = None
+    reported_locations: list = None     # per row: the report's text
+
     # how many claim marks ``pending`` holds: none (the usual case) spares
     # every filter pass adding the whole column
     marks: int = 0
@@ -194,6 +201,9 @@ class HostTable:
             tree=np.zeros(rows, dtype=bool), sharing_aggregates=frozenset(),
             sharing_providers=(),
             providers=provider_tree.ProviderIndex(),
+            locations=[topology_mod.NOWHERE] * rows,
+            topology=topology_mod.DomainColumns(rows),
+            reported_locations=[None] * rows,
         )
 
     # -- shape ------------------------------------------------------------
@@ -224,6 +234,8 @@ class HostTable:
                 else:
                     grown = _grow(value, rows, rc_cols)
                 value = grown
+            elif f.name == "locations":
+                value = value + [topology_mod.NOWHERE] * (rows - len(value))
             elif isinstance(value, list):
                 value = value + [None] * (rows - len(value))
             elif isinstance(value, columns_mod.KeyIndex):
@@ -240,6 +252,17 @@ class HostTable:
         fields["aggregates"] = self.aggregates.grown(
             rows, fields["aggregates_index"])
         return HostTable(**fields)
+
+    def domains(self, level):
+        """Domain codes at ``level`` for the live rows ``[0, n)``, -1 where
+        a row's location does not name that level (see
+        :class:`~gantt.scheduler.state.topology.DomainColumns`)."""
+        return self.topology.domains(level, self.n)
+
+    def set_location(self, row, location):
+        """Record row ``row``'s effective location."""
+        self.locations[row] = location
+        self.topology.set(row, location)
 
     def kind_of(self, row):
         """The kind of row ``row`` (None for a row no longer held)."""
@@ -294,6 +317,7 @@ class HostTable:
             kind=self.kind_of(row), service=self.services[row],
             capabilities=dict(self.capabilities[row] or {}),
             instance_uuid=self.instance_links[row],
+            location=str(self.locations[row]) or None,
             vacant=(self.kind_of(row) in vacancy_kinds
                     and self.is_empty(row)),
         )

@@ -84,6 +84,9 @@ class HostUpdate:
     # a standalone provider's owning service, and the instance it runs in
     service: str | None = None
     instance_uuid: str | None = None
+    # where the provider is, as reported (``room=r1/rack=b07``, checked
+    # by the intake; None: the report does not say)
+    location: str | None = None
 
     @classmethod
     def from_compute_node(cls, node, received_at):
@@ -113,7 +116,7 @@ class HostUpdate:
                     traits=frozenset(child.traits),
                     aggregates=frozenset(child.aggregates))
                 for child in node.child_providers),
-            boot_id=node.boot_id)
+            boot_id=node.boot_id, location=node.location)
 
     @classmethod
     def from_standalone(cls, provider, details, report_sequence,
@@ -133,7 +136,8 @@ class HostUpdate:
             traits=provider.traits, aggregates=provider.aggregates,
             capabilities=dict(details.capabilities), stats={}, metrics={},
             updated_at=None, received_at=received_at, kind=details.kind,
-            service=details.service, instance_uuid=details.instance_uuid)
+            service=details.service, instance_uuid=details.instance_uuid,
+            location=details.location)
 
     def root_provider(self, generation=-1, usage=None):
         """The compute node itself as a provider of its tree."""
@@ -186,7 +190,7 @@ class HostUpdate:
             self.traits, self.aggregates,
             details_hash(self.capabilities, self.stats, self.metrics,
                           self.numa_cells, self.pci_pools),
-            self.instance_uuids,
+            self.instance_uuids, self.location,
             tuple((c.uuid, c.name, c.parent_uuid,
                    inventory_hash(c.inventories), c.traits, c.aggregates)
                   for c in self.children)))
@@ -208,13 +212,15 @@ class Standalone:
     # typed values, as reported
     capabilities: dict = dataclasses.field(default_factory=dict)
     instance_uuid: str | None = None
+    location: str | None = None
 
     @classmethod
     def from_report(cls, report):
         return cls(kind=report.kind, service=report.service,
                    availability_zone=report.availability_zone,
                    capabilities=dict(report.capabilities),
-                   instance_uuid=report.instance_uuid)
+                   instance_uuid=report.instance_uuid,
+                   location=report.location)
 
 
 def inventory_hash(inventories):

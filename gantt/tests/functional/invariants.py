@@ -62,6 +62,8 @@ class Findings:
     doubled: list
     anti_affinity_broken: list
     affinity_broken: list
+    # server groups' policies per level (gantt.db.audit.level_breaches)
+    level_broken: list
     allocated: set
 
     def violations(self):
@@ -80,6 +82,7 @@ def check(db):
             doubled=rows(DOUBLED),
             anti_affinity_broken=rows(ANTI_AFFINITY),
             affinity_broken=rows(AFFINITY),
+            level_broken=audit.level_breaches(conn),
             allocated={r[0] for r in rows(CONSUMERS_WITH_ALLOCATIONS)})
 
 

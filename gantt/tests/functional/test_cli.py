@@ -27,7 +27,8 @@ HOSTS = ("cli-a", "cli-b", "cli-c")
 @pytest.fixture(scope="module")
 def daemon(rabbit, tmp_path_factory):
     """One daemon for the module: three hosts, cli-a and cli-c reporting
-    zone az1, cli-b none; they report once, and stay up for the module."""
+    zone az1, cli-b none (cli-a its rack); they report once, and stay up
+    for the module."""
     database = conftest._database("postgresql")
     d = conftest.Daemon(str(tmp_path_factory.mktemp("cli")), rabbit,
                         database.url, extra="service_down_time = 3600")
@@ -35,7 +36,8 @@ def daemon(rabbit, tmp_path_factory):
         d.start()
         for host in HOSTS:
             d.client.update_resource_stats(None, f.compute_node_obj(
-                host, zone=None if host == "cli-b" else "az1"))
+                host, zone=None if host == "cli-b" else "az1",
+                location="row=b/rack=b07" if host == "cli-a" else None))
         d.wait_for_hosts(len(HOSTS))
         yield d
     finally:
@@ -189,6 +191,7 @@ def test_host_show_and_stats_show(daemon):
     shown = as_json(daemon, "host", "show", "cli-a")
     assert (shown["host"], shown["availability_zone"], shown["up"]) == (
         "cli-a", "az1", True)
+    assert shown["location"] == "row=b/rack=b07"
     assert shown["resources"]["VCPU"]["total"] == 16
     legacy = json.loads(ok(daemon, "host-show", f.host_uuid("cli-c"), "-f",
                            "json"))

@@ -40,7 +40,9 @@ from gantt import exception
 from gantt import rpcapi
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import compute_node as compute_node_obj
+from gantt.objects import group as group_obj
 from gantt.objects import provider as provider_obj
+from gantt.objects import request_spec as request_spec_obj
 from gantt.objects import selection as selection_obj
 from gantt.objects import usage as usage_obj
 from gantt.rpcapi import server as rpc_server
@@ -87,6 +89,13 @@ def _bases():
     usage = p(usage_obj.ProviderUsage(
         resource_provider_uuid=factories.host_uuid(HOSTS[0]),
         generation=99, usages={"VCPU": 5}))
+    group = p(group_obj.GroupRequest(
+        group_uuid=str(uuid.uuid4()), project_id="p",
+        policies=[request_spec_obj.GroupLevelPolicy(level="host",
+                                                    rule="anti-affinity")],
+        members=[group_obj.GroupMember(
+            name="m", count=2, request_spec=factories.request(
+                flavor_obj=factories.flavor(root_gb=1)))]))
     pool = provider_obj.ResourceProvider(
         uuid=str(uuid.uuid4()), name="pool", inventories=[
             compute_node_obj.Inventory(resource_class="DISK_GB", total=9)])
@@ -130,6 +139,10 @@ def _bases():
         "confirm_move": ("call", "1.3", {"migration_uuid": migration}),
         "revert_move": ("call", "1.3", {"instance_uuid": consumer,
                                         "migration_uuid": migration}),
+        "reserve_group": ("call", "1.12", {"group_request": group}),
+        "extend_group": ("call", "1.12", {"group_request": group}),
+        "plan_group": ("call", "1.12", {"group_request": group}),
+        "release_group": ("call", "1.12", {"group_uuid": consumer}),
     }
 
 

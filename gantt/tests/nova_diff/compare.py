@@ -44,6 +44,9 @@ NOVA_FILTERS = (
     "NUMATopologyFilter", "NumInstancesFilter", "PciPassthroughFilter")
 #: Gantt filters held against what Nova has instead of a filter
 ZONE, RESOURCES = "AvailabilityZoneFilter", "ResourceFilter"
+#: Gantt filters Nova has no counterpart of, which Nova's requests never
+#: make apply (policies per level of the datacenter)
+GANTT_ONLY = ("ServerGroupTopologyFilter",)
 CHAIN = tuple(filter_scheduler.DEFAULT_FILTERS)
 REQUESTS = int(os.environ.get("GANTT_NOVA_DIFF_REQUESTS", "4"))
 #: relative tolerance of weights (both sides use doubles; the order of
@@ -161,7 +164,7 @@ class Sides:
         _wanted, required, forbidden = nova_side.placement_query(spec)
         placed &= {h.name for h in self.world.hosts
                    if nova_side.placement_traits(h, required, forbidden)}
-        names = [n for n in CHAIN if n not in (ZONE, RESOURCES)]
+        names = [n for n in CHAIN if n not in (ZONE, RESOURCES) + GANTT_ONLY]
         nova = self.nova.chain(
             names, [s for s in self.states if s.host in placed], spec)
         gantt = self.gantt.chain(CHAIN, request, view)

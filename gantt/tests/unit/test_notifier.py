@@ -71,7 +71,7 @@ def test_start_end_and_error_carry_versioned_payloads():
     data = []
     for *_, payload in sent:
         assert payload["gantt_object.name"] == "SelectDestinationsPayload"
-        assert payload["gantt_object.version"] == "1.1"
+        assert payload["gantt_object.version"] == "1.2"
         data.append(payload["gantt_object.data"])
     assert [d["instance_uuids"] for d in data] == [uuids] * 3
     assert data[0]["destinations"] is None and data[0]["reason"] is None

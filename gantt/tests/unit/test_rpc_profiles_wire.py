@@ -7,6 +7,7 @@ from gantt import exception
 from gantt import objects
 from gantt import rpc
 from gantt.objects import explain as explain_obj
+from gantt.objects import group as group_obj
 from gantt.objects import request_spec
 from gantt.rpcapi import client as rpc_client
 from gantt.rpcapi import versions
@@ -25,7 +26,7 @@ def test_uncapped_a_request_carries_its_profile_packing_and_capabilities():
     spec = factories.request(profile="volume", packing="stack",
                              capabilities={"thin": "<is> True"})
     primitive = _sent(spec)
-    assert primitive["gantt_object.version"] == "1.2"
+    assert primitive["gantt_object.version"] == "1.3"
     back = rpc.Serializer().deserialize_entity({}, primitive)
     assert (back.profile, back.packing, back.capabilities) == (
         "volume", "stack", {"thin": "<is> True"})
@@ -75,3 +76,15 @@ def test_an_explanation_for_an_older_caller_leaves_the_profile_out():
         considered=1, passed=1, summary="", profile="packed", packing="stack")
     primitive = explained.obj_to_primitive(target_version="1.0")
     assert not {"profile", "packing"} & set(primitive["gantt_object.data"])
+
+
+def test_a_member_of_a_reserved_group_is_never_sent_to_an_older_worker():
+    # placed by a worker that knows no reservations, it would be decided
+    # anew, outside its group's plan, and its slot left held
+    spec = factories.request()
+    spec.group_slot = group_obj.GroupSlotRef(
+        group_uuid="8c0a3b4e-1f2d-4c5b-9a6e-7d8f9a0b1c2d", slot=0)
+    assert _sent(spec)["gantt_object.data"]["group_slot"][
+        "gantt_object.data"]["slot"] == 0
+    with pytest.raises(exception.VersionCapped, match="1.12"):
+        _sent(spec, versions.manifest_for("1.10"))

@@ -57,7 +57,8 @@ def test_each_rpc_version_names_object_versions_that_existed():
 @pytest.mark.parametrize("cap,expected", [
     ("1.0", "1.0"), ("1.1", "1.0"), ("1.2", "1.2"), ("1.3", "1.3"),
     ("1.4", "1.4"), ("1.5", "1.5"), ("1.6", "1.6"), ("1.7", "1.7"),
-    ("1.8", "1.8"), ("1.9", "1.9"), ("1.10", "1.10"), ("1.11", "1.10")])
+    ("1.8", "1.8"), ("1.9", "1.9"), ("1.10", "1.10"), ("1.11", "1.11"),
+    ("1.12", "1.12"), ("1.13", "1.12")])
 def test_a_cap_uses_the_newest_version_at_or_below_it(cap, expected):
     assert versions.manifest_for(cap) == versions.OBJECT_VERSIONS[expected]
 
@@ -121,7 +122,7 @@ def test_a_capped_serializer_sends_what_that_version_reads(cap):
 def test_an_uncapped_serializer_sends_objects_as_they_are():
     node = _node_with_everything()
     primitive = rpc.Serializer().serialize_entity({}, node)
-    assert primitive["gantt_object.version"] == "1.5"
+    assert primitive["gantt_object.version"] == "1.6"
     cell = primitive["gantt_object.data"]["numa_cells"][0]
     assert cell["gantt_object.data"]["siblings"] == [[0, 2], [1, 3]]
 

@@ -14,6 +14,8 @@ import pytest
 from gantt import exception
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import base as objects_base
+from gantt.objects import group as group_obj
+from gantt.objects import request_spec as request_spec_obj
 from gantt.rpcapi import server as rpc_server
 from gantt.rpcapi import validate
 from gantt.tests import factories
@@ -73,7 +75,18 @@ def _aggregate():
         metadata={"availability_zone": "az1"}))}
 
 
+def _group():
+    return {"group_request": factories.primitive(group_obj.GroupRequest(
+        group_uuid=UUID, project_id="p",
+        policies=[request_spec_obj.GroupLevelPolicy(
+            level="rack", rule="max-per", limit=2)],
+        members=[group_obj.GroupMember(name="web", count=3,
+                                       request_spec=factories.request())],
+        objective="balanced", time_budget=0.5, reservation_ttl=60))}
+
+
 BUILDERS = {
+    "reserve_group": _group,
     "set_aggregate": _aggregate,
     "update_resource_stats": _report,
     "select_destinations": _select,
@@ -277,6 +290,30 @@ CASES = [
      "failed_selection.weight must be a finite number"),
     ("provider_usage_changed", ("usages", 0, "generation"), "3",
      "usages[0].generation must be an integer"),
+    # holistic groups
+    ("reserve_group", ("group_request", "group_uuid"), "g1",
+     "group_request.group_uuid must be a uuid"),
+    ("reserve_group", ("group_request", "time_budget"), 0.0,
+     "group_request.time_budget must be more than 0"),
+    ("reserve_group", ("group_request", "time_budget"), float("nan"),
+     "group_request.time_budget must be a finite number"),
+    ("reserve_group", ("group_request", "reservation_ttl"), -1,
+     "group_request.reservation_ttl must be"),
+    ("reserve_group", ("group_request", "objective"), "cheapest",
+     "group_request.objective must be one of"),
+    ("reserve_group", ("group_request", "members", 0, "count"), 0,
+     "members[0].count must be between 1 and"),
+    ("reserve_group", ("group_request", "members", 0, "name"), "n" * 256,
+     "members[0].name must be at most 255 characters"),
+    ("reserve_group", ("group_request", "members", 0, "request_spec",
+                       "num_instances"), "3",
+     "members[0].request_spec.num_instances must be an integer"),
+    ("reserve_group", ("group_request", "policies", 0, "rule"), "nearby",
+     "policies[0].rule must be one of"),
+    ("reserve_group", ("group_request", "policies", 0, "limit"), -2,
+     "policies[0].limit must be between 0 and"),
+    ("reserve_group", ("group_request", "members"), DELETE,
+     "group_request.members is required"),
 ]
 
 
@@ -298,6 +335,7 @@ def test_each_rule_refuses_what_breaks_it(method, path, value, reason):
     ("claim_allocations", {"user_id": "u" * 256},
      "user_id must be at most 255 characters"),
     ("delete_provider", {"provider_uuid": "pool"}, "must be a uuid"),
+    ("release_group", {"group_uuid": "g1"}, "group_uuid must be a uuid"),
 ])
 def test_plain_arguments_are_checked(method, args, reason):
     assert reason in _refused(method, args)

@@ -45,7 +45,7 @@ def _nodes():
             capabilities={"hypervisor_type": "QEMU", "é": "ü"},
             updated_at=datetime.datetime(2026, 1, 2, 3, 4, 5, 678901,
                                          tzinfo=datetime.timezone.utc),
-            extra_inventories=odd),
+            extra_inventories=odd, location="room=r1/row=b/rack=b07"),
         # names holding the separators the batched queries join with
         factories.compute_node_obj("sep\x1fin\x1ename", zone="z\x1dz\x1c",
                                    instance_uuids=[]),

@@ -5,11 +5,13 @@ import datetime
 from oslo_versionedobjects import fixture
 import pytest
 
+from gantt import exception
 from gantt import objects
 from gantt.objects import aggregate
 from gantt.objects import base
 from gantt.objects import compute_node
 from gantt.objects import explain
+from gantt.objects import group
 from gantt.objects import host_state
 from gantt.objects import notification
 from gantt.objects import numa
@@ -47,30 +49,36 @@ expected = {
     "AllocationRequest": "1.0-534a21cca5d1cd0a62f43d73081fc952",
     "Aggregate": "1.0-b5b1fc44ea289c4c288cb090da88c1dc",
     "AllocationCandidate": "1.0-e0b9fb2bad2bfa3ab9736a2d24144ba6",
-    "ComputeNode": "1.5-9762dd38c0161e482bb0b1229e8fd22a",
+    "ComputeNode": "1.6-f8d04bcb335b895f8a259433e6d997e8",
     "Destination": "1.0-75710506e044d25e65182618a60cd586",
     "Explanation": "1.1-890b7805b3b55f7034eca14c60058ebc",
     "FilterStep": "1.0-c9236948c3b56f8d5b8fbf510b996d38",
     "Flavor": "1.0-b777ab1829d95cf6be7f8752ad25e398",
-    "HostState": "1.1-5fbed6547a7b56a66d05a6cffa3f49b9",
+    "HostState": "1.2-d201826802bfd44192312bc0864428e6",
     "ImageMeta": "1.0-7682284d5e485d3bf950d3ff3b3a7462",
-    "InstanceGroup": "1.0-944ccf8ee63a0cad2ccfb7baed609db5",
+    "GroupLevelPolicy": "1.0-ecd41daabf22a59fbcb4056b8496f8bf",
+    "InstanceGroup": "1.1-13ab9f3a0b388070bcadca907cf8a4e5",
     "Inventory": "1.0-601555ef497b9258e392cfafb0af749b",
     "NUMACell": "1.1-5d9726b209f725a5663aad7a95416a28",
     "NUMAPagePool": "1.0-731e7ef337068955d6a28d70aa71b3cf",
     "PciDevicePool": "1.0-5d5c200614c9afcdcc0c43f52a3e6c7a",
     "ProviderUsage": "1.1-33803896cc0d0447c17a898c18b636aa",
     "RequestGroup": "1.0-39a4d91b1578524e46307139b2bd7e28",
-    "ProviderReport": "1.2-dd93e51d2794f54605bf18ec7c4d7077",
+    "ProviderReport": "1.3-68f9c5d574bbe85b7cb20835feb35228",
     "ReportResult": "1.0-5f0a32199d7e71cac6dfba3b692e7711",
-    "RequestSpec": "1.2-db58801b1eeb33cb4531a4af1660d6c5",
+    "RequestSpec": "1.3-8588ca3c80a40952ec52742e40d85ffd",
     "ResourceProvider": "1.0-7b419e572bf2d1fedb8941ccdbfe3fc0",
     "ResourceUsage": "1.0-2536df9d6eb65112b05b2977babdb5f5",
     "SchedulerStatistics": "1.2-a83b9de26d62bf2b54475ca930414934",
     "ProviderVacantPayload": "1.0-babf9215232bbc2181fe61c4f6833a13",
-    "SelectDestinationsPayload": "1.1-bb817261a43e867824c1e5310bb80704",
+    "SelectDestinationsPayload": "1.2-bb817261a43e867824c1e5310bb80704",
     "Selection": "1.0-078535b8d261f06db41caf09c54337dd",
     "WeighedHost": "1.0-8f0780b564347495e21c81e8450bd312",
+    "GroupMember": "1.0-7023130a47213e715aa7d5b0de0d602d",
+    "GroupPlan": "1.0-688c6714c06cb8e116fe73c47e4a8f9a",
+    "GroupRequest": "1.0-9b5315fe3b07f7c7b52a2fad18acacee",
+    "GroupSlot": "1.0-684e4ef217e952496324c957b926df45",
+    "GroupSlotRef": "1.0-9d51f86088cdfe33353a74f76a33cebb",
 }
 
 # Which version of each child object a parent embeds. When a child's VERSION
@@ -80,8 +88,10 @@ expected_relationships = {
     "AllocationCandidate": {"AllocationRequest": "1.0"},
     "ProviderReport": {"ResourceProvider": "1.0"},
     "RequestSpec": {"Destination": "1.0", "Flavor": "1.0",
-                    "ImageMeta": "1.0", "InstanceGroup": "1.0"},
-    "SelectDestinationsPayload": {"RequestSpec": "1.2"},
+                    "ImageMeta": "1.0", "InstanceGroup": "1.1",
+                    "GroupSlotRef": "1.0"},
+    "SelectDestinationsPayload": {"RequestSpec": "1.3"},
+    "GroupMember": {"RequestSpec": "1.3"},
     "Selection": {"AllocationRequest": "1.0"},
 }
 
@@ -148,6 +158,37 @@ def _request_spec():
         ignore_hosts=["node9"], force_hosts=[], force_nodes=[])
 
 
+def _level_policy():
+    return request_spec.GroupLevelPolicy(level="rack", rule="max-per",
+                                         limit=2, weight=1.5)
+
+
+def _group_with_levels():
+    group = _request_spec().instance_group
+    group.level_policies = [_level_policy()]
+    return group
+
+
+def _group_request():
+    return group.GroupRequest(
+        group_uuid=GROUP_UUID, project_id="p1", user_id="u1",
+        policies=[_level_policy()],
+        members=[group.GroupMember(name="worker", count=3,
+                                   request_spec=_request_spec())],
+        objective="balanced", time_budget=0.5, reservation_ttl=300)
+
+
+def _group_plan():
+    return group.GroupPlan(
+        group_uuid=GROUP_UUID, method="solver-feasible", gap=0.05,
+        objective_value=-3.0, reserved=True,
+        expires_at=datetime.datetime(2026, 1, 2, tzinfo=datetime.UTC),
+        seconds=0.2,
+        slots=[group.GroupSlot(slot=0, member="worker",
+                               reservation_uuid=CONSUMER_UUID,
+                               selections=[_selection()])])
+
+
 def _selection():
     return selection.Selection(
         service_host="node1", nodename="node1", compute_node_uuid=HOST_UUID,
@@ -167,7 +208,8 @@ def _compute_node():
         instance_uuids=[CONSUMER_UUID],
         numa_cells=[_numa_cell()], pci_pools=[_pci_pool()],
         child_providers=[_child_provider()],
-        boot_id="5b0e1d2c-3f4a-4b5c-9d6e-7f8091a2b3c4")
+        boot_id="5b0e1d2c-3f4a-4b5c-9d6e-7f8091a2b3c4",
+        location="room=r1/row=b/rack=b07")
 
 
 def _child_provider():
@@ -234,7 +276,7 @@ SAMPLES = {
         capabilities={"thin_provisioning_support": True,
                       "total_capacity_gb": 1000.5, "max_volumes": 100,
                       "volume_backend_name": "lvm"},
-        instance_uuid=CONSUMER_UUID),
+        instance_uuid=CONSUMER_UUID, location="room=r1/row=b"),
     "ReportResult": lambda: provider.ReportResult(
         provider_uuid=HOST_UUID, applied=True, generation=4,
         refused={"DISK_GB": "900 in use exceeds the new capacity 500"}),
@@ -253,12 +295,13 @@ SAMPLES = {
                                      tzinfo=datetime.UTC),
         up=True, disabled=False, kind="container", service="zun-compute",
         capabilities={"runtime": "runc", "cpu_shares": 1024},
-        instance_uuid=CONSUMER_UUID, vacant=True),
+        instance_uuid=CONSUMER_UUID, vacant=True, location="rack=b07"),
     "ImageMeta": lambda: _request_spec().image,
     "NUMACell": _numa_cell,
     "NUMAPagePool": lambda: _numa_cell().mempages[1],
     "PciDevicePool": _pci_pool,
-    "InstanceGroup": lambda: _request_spec().instance_group,
+    "InstanceGroup": lambda: _group_with_levels(),
+    "GroupLevelPolicy": _level_policy,
     "Inventory": lambda: compute_node.Inventory(
         resource_class="VCPU", total=16, reserved=2, min_unit=1, max_unit=8,
         step_size=2, allocation_ratio=4.0),
@@ -284,6 +327,12 @@ SAMPLES = {
             destinations=[_selection()], reason=None)),
     "Selection": _selection,
     "WeighedHost": lambda: _explanation().weighed[0],
+    "GroupMember": lambda: _group_request().members[0],
+    "GroupRequest": lambda: _group_request(),
+    "GroupSlot": lambda: _group_plan().slots[0],
+    "GroupPlan": lambda: _group_plan(),
+    "GroupSlotRef": lambda: group.GroupSlotRef(group_uuid=GROUP_UUID,
+                                               slot=2),
 }
 
 
@@ -400,22 +449,25 @@ def _without(data, dropped):
 
 #: older versions still spoken, and the fields they do not know
 OLDER = {
-    "ComputeNode": [("1.4", ("boot_id",)),
-                    ("1.3", ("boot_id", "numa_cells.siblings")),
-                    ("1.2", ("boot_id", "numa_cells.siblings",
+    "ComputeNode": [("1.5", ("location",)),
+                    ("1.4", ("location", "boot_id")),
+                    ("1.3", ("location", "boot_id", "numa_cells.siblings")),
+                    ("1.2", ("location", "boot_id", "numa_cells.siblings",
                              "child_providers")),
-                    ("1.1", ("boot_id", "numa_cells", "pci_pools",
-                             "child_providers")),
-                    ("1.0", ("boot_id", "instance_uuids", "numa_cells",
-                             "pci_pools", "child_providers"))],
+                    ("1.1", ("location", "boot_id", "numa_cells",
+                             "pci_pools", "child_providers")),
+                    ("1.0", ("location", "boot_id", "instance_uuids",
+                             "numa_cells", "pci_pools", "child_providers"))],
     "NUMACell": [("1.0", ("siblings",))],
     "Explanation": [("1.0", ("profile", "packing"))],
     "ProviderReport": [
-        ("1.1", ("kind", "service", "availability_zone", "capabilities",
-                 "instance_uuid")),
-        ("1.0", ("boot_id", "kind", "service", "availability_zone",
-                 "capabilities", "instance_uuid"))],
-    "HostState": [("1.0", ("kind", "service", "capabilities",
+        ("1.2", ("location",)),
+        ("1.1", ("location", "kind", "service", "availability_zone",
+                 "capabilities", "instance_uuid")),
+        ("1.0", ("location", "boot_id", "kind", "service",
+                 "availability_zone", "capabilities", "instance_uuid"))],
+    "HostState": [("1.1", ("location",)),
+                  ("1.0", ("location", "kind", "service", "capabilities",
                            "instance_uuid", "vacant"))],
     "RequestSpec": [("1.1", ("profile", "packing", "capabilities")),
                     ("1.0", ("same_subtree", "root_required",
@@ -511,3 +563,21 @@ def test_obj_to_dict_is_plain():
     assert data["inventories"][0] == {
         "resource_class": "VCPU", "total": 16, "allocation_ratio": 1.0}
     assert data["updated_at"] == "2026-01-02T03:04:05+00:00"
+
+
+def test_a_group_with_level_policies_is_never_sent_to_an_older_worker():
+    """An older worker would place the group ignoring its level policies:
+    the caller is told, nothing is silently dropped."""
+    spec = _request_spec()
+    spec.instance_group = _group_with_levels()
+    with pytest.raises(exception.VersionCapped) as err:
+        spec.obj_to_primitive(target_version="1.2", version_manifest={
+            "InstanceGroup": "1.0", "Flavor": "1.0", "ImageMeta": "1.0",
+            "RequestGroup": "1.0", "Destination": "1.0"})
+    assert "level policies" in str(err.value)
+
+
+def test_a_group_without_level_policies_still_reaches_an_older_worker():
+    primitive = _request_spec().instance_group.obj_to_primitive(
+        target_version="1.0")
+    assert "level_policies" not in primitive["gantt_object.data"]

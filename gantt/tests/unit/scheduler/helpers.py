@@ -1,5 +1,7 @@
 """Small builders shared by the scheduler unit tests (not a test module)."""
 
+import numpy as np
+
 from gantt.scheduler.pipeline import translate
 from gantt.scheduler.state import aggregates as aggregate_set
 from gantt.scheduler.state import cache as cache_mod
@@ -103,3 +105,12 @@ def assert_both_paths(flt, view, request, expected):
     assert columns == expected, "passes_columns"
     assert per_host == expected, "host_passes"
 
+
+
+def raw(weigher, view, request):
+    """A weigher's raw values on both paths, which must agree."""
+    rows = np.arange(view.n)
+    columns = weigher.weigh_columns(view, request, rows)
+    per_host = [weigher.weigh_host(view.record(r), request) for r in rows]
+    assert np.allclose(columns, per_host)
+    return [float(v) for v in per_host]

@@ -203,7 +203,21 @@ def host(draw, index):
         capabilities=caps, num_instances=draw(st.integers(0, 6)),
         num_io_ops=draw(st.integers(0, 4)), stats=stats, metrics=metrics,
         numa_cells=[draw(numa_cell(i)) for i in range(cells)],
-        pci_pools=draw(st.lists(pci_pool, max_size=3)))
+        pci_pools=draw(st.lists(pci_pool, max_size=3)),
+        location=draw(st.sampled_from(LOCATIONS)))
+
+
+#: where hosts are: two rows, three racks, and hosts without a rack or
+#: without any location
+LOCATIONS = [None, "row=a/rack=a1", "row=a/rack=a2", "row=b/rack=b1",
+             "row=b"]
+
+level_policy = st.builds(
+    request_spec.GroupLevelPolicy,
+    level=st.sampled_from(["row", "rack", "host"]),
+    rule=st.sampled_from(["affinity", "anti-affinity", "max-per", "spread",
+                          "soft-affinity", "soft-anti-affinity"]),
+    limit=st.integers(1, 2), weight=st.sampled_from([0.5, 1.0]))
 
 
 @st.composite
@@ -279,8 +293,11 @@ def request_for(draw, names):
         rules = ({"max_server_per_host": "2"}
                  if policy == "anti-affinity" and draw(st.booleans())
                  else {})
-        group = request_spec.InstanceGroup(uuid=GROUP, policy=policy,
-                                           rules=rules)
+        group = request_spec.InstanceGroup(
+            uuid=GROUP, policy=policy, rules=rules,
+            level_policies=draw(st.lists(
+                level_policy, max_size=2,
+                unique_by=lambda p: (p.level, p.rule))))
     hints = {}
     if draw(st.booleans()):
         hints["query"] = [draw(st.sampled_from(QUERIES))]
@@ -325,7 +342,10 @@ def _view(cache, consumed):
 def scenario(draw):
     cache, consumed = draw(fleet())
     names = list(cache.table.hosts[:cache.table.n])
-    return _view(cache, consumed), draw(request_for(names))
+    view, request = _view(cache, consumed), draw(request_for(names))
+    if request.instance_group is not None:
+        request.instance_group.places = view     # as a CycleState does
+    return view, request
 
 
 SETTINGS = settings(max_examples=250, deadline=None, derandomize=True,
@@ -397,7 +417,7 @@ def test_both_runners_give_the_same_decision(case):
 
 
 def test_every_built_in_plugin_is_covered():
-    assert len(FILTERS) == 27 and len(WEIGHERS) == 20
+    assert len(FILTERS) == 28 and len(WEIGHERS) == 21
     # the queries above include ones only the per-host path can evaluate
     assert any('"not"' in q for q in QUERIES)
     assert json.loads(QUERIES[0])[0] == ">="

@@ -17,7 +17,8 @@ ALL_FILTERS = [
     "IoOpsFilter", "IsolatedHostsFilter", "JsonFilter", "MetricsFilter",
     "NUMATopologyFilter", "NumInstancesFilter", "PciPassthroughFilter",
     "ResourceFilter", "SameHostFilter", "ServerGroupAffinityFilter",
-    "ServerGroupAntiAffinityFilter", "SimpleCIDRAffinityFilter",
+    "ServerGroupAntiAffinityFilter", "ServerGroupTopologyFilter",
+    "SimpleCIDRAffinityFilter",
 ]
 ALL_WEIGHERS = [
     "BuildFailureWeigher", "CPUWeigher", "CrossCellWeigher", "DiskWeigher",
@@ -25,8 +26,8 @@ ALL_WEIGHERS = [
     "MetricsWeigher", "NumInstancesWeigher", "PCIWeigher", "RAMWeigher",
     "BalancedAllocationWeigher",
     "ServerGroupSoftAffinityWeigher", "ServerGroupSoftAntiAffinityWeigher",
-    "CapacityWeigher", "AllocatedCapacityWeigher", "VolumeNumberWeigher",
-    "GoodnessWeigher",
+    "ServerGroupDistanceWeigher", "CapacityWeigher",
+    "AllocatedCapacityWeigher", "VolumeNumberWeigher", "GoodnessWeigher",
 ]
 
 

@@ -27,13 +27,7 @@ AGG = "a0a0a0a0-0000-4000-8000-000000000001"
 AGG2 = "a0a0a0a0-0000-4000-8000-000000000002"
 
 
-def raw(weigher, view, request):
-    """Raw values on both paths, which must agree."""
-    rows = np.arange(view.n)
-    columns = weigher.weigh_columns(view, request, rows)
-    per_host = [weigher.weigh_host(view.record(r), request) for r in rows]
-    assert np.allclose(columns, per_host)
-    return [float(v) for v in per_host]
+raw = helpers.raw
 
 
 def _pool(count):

@@ -1,0 +1,185 @@
+"""MemberPlacer: ``select_destinations`` for an instance that names a
+reserved slot of a holistic group (``RequestSpec.group_slot``).
+
+No new decision when the slot is still reserved and its host is up: the
+slot's claim passes to the instance in one transaction
+(:func:`gantt.db.reservations.convert`). Otherwise (the slot expired or
+was released, or its host is down or disabled) the slot is freed and the
+member is placed anew as a one-member extension of the group, every other
+member held where it is, so the group's policies still hold. Either way
+the alternates are hosts that keep the group's policies, for
+``reclaim`` after a failed build.
+"""
+
+import logging
+
+from gantt import exception
+from gantt.db import allocations
+from gantt.db import reservations
+from gantt.objects import group as group_obj
+from gantt.objects import request_spec as request_spec_obj
+from gantt.scheduler import claims as claims_mod
+from gantt.scheduler import selections
+from gantt.scheduler.groups import service as service_mod
+
+LOG = logging.getLogger(__name__)
+
+
+class MemberPlacer:
+    """Builds members into their reserved slots."""
+
+    def __init__(self, groups):
+        self.groups = groups
+
+    def place(self, spec, instance_uuids, return_alternates=True):
+        """``[[claimed, alternates…]]`` for the one instance.
+
+        One transaction when the slot is taken over: a statement reads
+        the group's rules, the slot and what it holds, another where the
+        group's members are; the alternates are decided on the cache;
+        then the slot is taken (:func:`reservations.convert`, three
+        short writes behind a compare-and-swap) and committed.
+
+        :raises: InvalidRequest (an unknown group; a member asking for
+            other resources than its slot holds), NoValidHost,
+            GroupSlotTaken (another member took the slot),
+            ConsumerConflict
+        """
+        if len(instance_uuids) != 1:
+            raise exception.InvalidRequest(
+                reason="a request naming a group slot places one instance")
+        ref, instance = spec.group_slot, instance_uuids[0]
+        groups = self.groups
+        with groups.db.begin() as conn:
+            slot = reservations.read_slot(conn, ref.group_uuid, ref.slot)
+            if slot.stored is None:
+                raise exception.InvalidRequest(
+                    reason="group %s is not reserved here" % ref.group_uuid)
+            request = _member_request(ref.group_uuid, slot.stored, spec)
+            taken = self._take_over(conn, slot, ref, request, instance,
+                                    return_alternates)
+        if taken is not None:
+            return [taken]
+        if slot.row is not None and slot.row.instance_uuid is None:
+            groups.release_slot(slot.row.consumer_uuid)
+        return [self._anew(request, instance, return_alternates)]
+
+    def _take_over(self, conn, slot, ref, request, instance,
+                   return_alternates):
+        """``[claimed, alternates…]`` if the slot was taken over in
+        ``conn``'s transaction, else None (gone, or its host down)."""
+        groups = self.groups
+        view = groups.cache.view(groups.conf.scheduler.service_down_time)
+        if slot.row is None or (slot.row.instance_uuid is None
+                                and not _up(view, slot.holds)):
+            return None
+        chosen = view.row_of(next(iter(slot.holds), None))
+        members = reservations.members_by_provider(conn, ref.group_uuid)
+        fleet, answer = groups.decide(
+            request, _others(members, view, chosen), view=view)
+        _check_shape(ref, slot.holds, fleet.requests[0].resources)
+        if not reservations.convert(conn, slot.row, instance,
+                                    now=groups.clock()):
+            return None
+        return self._answer(fleet, answer, chosen, instance, slot.holds,
+                            return_alternates)
+
+    def _answer(self, fleet, answer, chosen, instance, held,
+                return_alternates):
+        view = fleet.view
+        resources = next(iter(held.values()))
+        claimed = selections.build(view, chosen, instance, resources, 0.0,
+                                   claimed=True, allocations=held)
+        if not return_alternates or not answer.placed:
+            return [claimed]
+        rows = [int(answer.rows[0])] + list(answer.alternates[0])
+        return [claimed] + [
+            selections.build(view, r, instance, resources, 0.0,
+                             claimed=False)
+            for r in dict.fromkeys(rows) if r != chosen][
+            :self.groups.alternates_count()]
+
+    def _anew(self, request, instance, return_alternates):
+        """Place the member as a one-member extension of its group."""
+        groups = self.groups
+        held = groups.held(request.group_uuid)
+        rule = service_mod.claim_rule(request.group_uuid,
+                                      service_mod.policies_of(request))
+        owner = allocations.ConsumerInfo(request.project_id,
+                                         request.user_id, rule)
+        for _ in range(groups.conf.scheduler.claim_retry_count):
+            fleet, answer = groups.decide(request, held)
+            if not answer.placed:
+                raise exception.NoValidHost(reason=answer.reason)
+            row = int(answer.rows[0])
+            resources = dict(fleet.requests[0].resources)
+            where = {str(fleet.view.uuids[row]): resources}
+            try:
+                groups.claims.claim(instance, where, owner=owner, new=True)
+            except claims_mod.NEXT_CANDIDATE as exc:
+                groups.claims.refresh(where, exc)
+                continue
+            LOG.info("Member %s of group %s placed anew on %s (its slot "
+                     "was gone)", instance, request.group_uuid,
+                     fleet.view.hosts[row])
+            view = fleet.view
+            others = answer.alternates[0] if return_alternates else ()
+            return [selections.build(view, row, instance, resources, 0.0,
+                                     claimed=True)] + [
+                selections.build(view, r, instance, resources, 0.0,
+                                 claimed=False) for r in others]
+        raise exception.NoValidHost(
+            reason="claims for the member lost %d races in a row"
+            % groups.conf.scheduler.claim_retry_count)
+
+
+def _up(view, holds):
+    """Whether every host the slot holds room on is up and enabled."""
+    rows = [view.row_of(uuid) for uuid in holds]
+    return bool(rows) and all(
+        r is not None and view.up()[r] and not view.column("disabled")[r]
+        for r in rows)
+
+
+def _others(members, view, chosen):
+    """The group's members per provider, this one left out."""
+    held = dict(members)
+    if chosen is not None:
+        uuid = str(view.uuids[chosen])
+        if held.get(uuid):
+            held[uuid] -= 1
+    return held
+
+
+def _check_shape(ref, holds, resources):
+    """A member must ask for what its slot holds: taking the slot over
+    moves those allocations as they are."""
+    reserved = {}
+    for amounts in holds.values():
+        for rc, amount in amounts.items():
+            reserved[rc] = reserved.get(rc, 0) + amount
+    if holds and reserved != dict(resources):
+        raise exception.InvalidRequest(
+            reason="slot %d of group %s holds %s; this member asks for %s"
+            % (ref.slot, ref.group_uuid, _amounts(reserved),
+               _amounts(resources)))
+
+
+def _amounts(resources):
+    return ", ".join("%s=%d" % kv for kv in sorted(resources.items()))
+
+
+def _member_request(group_uuid, stored, spec):
+    """A one-member GroupRequest of ``spec`` under the stored rules."""
+    member_spec = spec.obj_clone()
+    member_spec.group_slot = None
+    member_spec.num_instances = 1
+    return group_obj.GroupRequest(
+        group_uuid=group_uuid, project_id=stored.project_id,
+        user_id=stored.user_id, objective=stored.objective,
+        policies=[request_spec_obj.GroupLevelPolicy(**p)
+                  for p in stored.policies],
+        members=[group_obj.GroupMember(name="member", count=1,
+                                       request_spec=member_spec)],
+        time_budget=1.0, reservation_ttl=1)
+

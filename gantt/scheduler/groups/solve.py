@@ -1,0 +1,181 @@
+"""Decide a group: the sequential answer first, then the joint model
+within the time budget; the better of the two is the plan.
+
+``scipy.optimize.milp`` takes no starting solution, so the sequential
+answer is not handed to HiGHS: it is the incumbent the joint answer must
+beat and the answer used when HiGHS finds nothing in time (or the model
+is too large to build). :class:`Answer` says which was used and, when
+HiGHS proved a bound, how far the used answer may be from the optimum.
+"""
+
+import dataclasses
+import time
+
+import numpy as np
+
+from gantt.scheduler.groups import classes as classes_mod
+from gantt.scheduler.groups import greedy
+from gantt.scheduler.groups import milp
+from gantt.scheduler.groups import problem as problem_mod
+
+#: which answer a plan uses
+OPTIMAL = "solver-optimal"
+FEASIBLE = "solver-feasible"
+GREEDY = "greedy-fallback"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Answer:
+    """The plan's hosts, or why there is none."""
+
+    rows: np.ndarray | None          # host row per member slot
+    alternates: tuple = ()           # per slot: host rows, best first
+    method: str = GREEDY
+    gap: float | None = None         # relative, when a bound is known
+    objective: float | None = None
+    seconds: float = 0.0
+    reason: str = ""
+
+    @property
+    def placed(self):
+        return self.rows is not None
+
+
+def decide(problem, time_budget=1.0, alternates=2, use_solver=True):
+    """The plan for ``problem`` (see the module docstring).
+
+    :raises: InvalidRequest for a problem the solver cannot read
+    """
+    problem_mod.check(problem)
+    started = time.monotonic()
+    if problem.members == 1 and len(problem.shapes) == 1:
+        return _one_member(problem, alternates, started)
+    try:
+        classes = classes_mod.build(problem)
+    except classes_mod.TooLarge:
+        classes = None
+    if _host_affinity(problem):
+        rows, method, bound = _one_host(problem), OPTIMAL, None
+    else:
+        rows, method, bound = _joint(problem, classes, time_budget,
+                                     use_solver)
+    seconds = time.monotonic() - started
+    if rows is None:
+        return Answer(None, method=method, seconds=seconds,
+                      reason=_why_not(problem, method))
+    value = score(problem, rows)
+    return Answer(rows, _alternates(problem, classes, rows, alternates),
+                  method, _gap(value, bound), value, seconds)
+
+
+def _joint(problem, classes, time_budget, use_solver):
+    """(rows, method, bound) from HiGHS, or the sequential answer (only
+    computed when the joint one is not proved optimal: it cannot beat
+    that)."""
+    if not use_solver or classes is None or problem.members == 0:
+        return greedy.place(problem), GREEDY, None
+    result = milp.solve(problem, classes, max(time_budget, 0.01))
+    if result.status == "optimal":
+        return (milp.decode(problem, classes, result.counts), OPTIMAL,
+                result.objective)
+    if result.status == "infeasible":
+        return None, OPTIMAL, None
+    sequential = greedy.place(problem)
+    if result.counts is None:
+        return sequential, GREEDY, result.bound
+    rows = milp.decode(problem, classes, result.counts)
+    if sequential is not None and (
+            score(problem, sequential) < score(problem, rows)):
+        return sequential, GREEDY, result.bound
+    return rows, FEASIBLE, result.bound
+
+
+def _one_member(problem, alternates, started):
+    """One member (a member built anew, a member's alternates): every
+    host the hard policies allow is ranked, which is exact."""
+    best = greedy.ranked(problem, alternates + 1)
+    seconds = time.monotonic() - started
+    if not len(best):
+        return Answer(None, method=OPTIMAL, seconds=seconds,
+                      reason=_why_not(problem, OPTIMAL))
+    rows = best[:1]
+    return Answer(rows, (tuple(int(r) for r in best[1:]),), OPTIMAL, 0.0,
+                  score(problem, rows), seconds)
+
+
+def _host_affinity(problem):
+    return any(p.rule == "affinity" and p.level == problem_mod.HOST
+               for p in problem.policies)
+
+
+def _one_host(problem):
+    """Every member on one host (affinity at host): the best host that
+    takes them all, exactly."""
+    whole = np.array([[s.count for s in problem.shapes]], dtype=np.int64)
+    fits = classes_mod.fitting(problem, whole)[:, 0]
+    if not fits.any():
+        return None
+    room = problem.free.sum(axis=1)
+    if problem.objective == "fewest-hosts":
+        room = -room
+    host = int(np.flatnonzero(fits)[np.argmax(room[fits])])
+    return np.full(problem.members, host, dtype=np.int64)
+
+
+def score(problem, rows):
+    """The objective (lower is better) of a host per member, as the joint
+    model counts it."""
+    counts = np.bincount(rows, minlength=problem.hosts)
+    used = np.flatnonzero(counts)
+    value = {"most-spread": -float(len(used)),
+             "fewest-hosts": float(len(used)),
+             "balanced": _balanced(problem, rows)}[problem.objective]
+    for policy in problem.soft():
+        per = np.bincount(problem.domain(policy.level)[rows])
+        per = per[per > 0]
+        if policy.rule == "soft-affinity":
+            value += policy.weight * len(per)
+        else:
+            value += policy.weight * float(np.maximum(per - 1, 0).sum())
+    return value
+
+
+def _balanced(problem, rows):
+    need = np.zeros_like(problem.free, dtype=float)
+    start = 0
+    for shape in problem.shapes:
+        np.add.at(need, rows[start:start + shape.count], shape.demand)
+        start += shape.count
+    used = need.any(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(need > 0, need / problem.free, 0.0)
+    return float(np.nan_to_num(share, posinf=1.0).max(axis=1)[used].sum())
+
+
+def _gap(value, bound):
+    if bound is None or not np.isfinite(bound):
+        return None
+    return max(0.0, (value - bound) / max(abs(value), 1.0))
+
+
+def _alternates(problem, classes, rows, count):
+    """Per member: hosts of its class (same domains, same fitting
+    patterns) the plan leaves empty: moving the member there keeps every
+    policy the plan keeps. Hosts of no class (host affinity) have none."""
+    if count <= 0 or classes is None:
+        return tuple(() for _ in rows)
+    empty = (np.bincount(rows, minlength=problem.hosts) == 0) & (
+        problem.held() == 0)
+    spare = [tuple(int(h) for h in hosts[empty[hosts]][:count])
+             for hosts in classes.hosts]
+    return tuple(spare[classes.of_host[row]] if classes.of_host[row] >= 0
+                 else () for row in rows)
+
+
+def _why_not(problem, method):
+    levels = ", ".join("%s at %s" % (p.rule, p.level) for p in problem.hard())
+    proof = ("proved by the joint model" if method == OPTIMAL
+             else "the sequential answer found none and the joint model "
+                  "found none in time")
+    return "%d members cannot be placed together under %s (%s)" % (
+        problem.members, levels or "their resources", proof)
