@@ -200,7 +200,7 @@ class RequestSpec(_Defaults, base.GanttObject):
     obj_relationships = {
         "flavor": [("1.0", "1.0")], "image": [("1.0", "1.0")],
         "request_groups": [("1.0", "1.0")],
-        "instance_group": [("1.0", "1.0")],
+        "instance_group": [("1.0", "1.0"), ("1.3", "1.1")],
         "requested_destination": [("1.0", "1.0")],
         "group_slot": [("1.3", "1.0")]}
 
