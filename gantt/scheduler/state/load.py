@@ -17,6 +17,7 @@ from gantt.objects import base as objects_base
 from gantt.scheduler.state import numa as numa_mod
 from gantt.scheduler.state import pci as pci_mod
 from gantt.scheduler.state import provider_tree
+from gantt.scheduler.state import rows as rows_mod
 from gantt.scheduler.state import table as table_mod
 from gantt.scheduler.state import update as update_mod
 
@@ -155,6 +156,7 @@ def loaded_table(table, loading, fresh, new_rows):
     _load_details(table, loading, pick, start)
     _load_usage(table, stored, pick, start)
     end = start + len(fresh)
+    rows_mod.write_room(table, slice(start, end))
     uuids = table.uuids[start:end].tolist()
     hosts = table.hosts[start:end].tolist()
     table.row_by_uuid.update(zip(uuids, range(start, end), strict=True))
