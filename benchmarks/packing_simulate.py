@@ -11,8 +11,11 @@ lifetime half the run), in each claim mode:
 * ``memory``: the same engine and decisions, claims kept in memory.
 
 Columns: setting the fleet up (reports into the engine), the replay, the
-plot, their sum, and the replay's time per placement (the deletions
-included). ``--placements`` below the target gives the run time
+plot, their sum, the CPU time the process had for all three (on a shared
+machine the wall time is that divided by the share of a core it got),
+and the replay's time per placement (the deletions included). The load
+average (``/proc/loadavg``) before and after each row is printed with
+it. ``--placements`` below the target gives the run time
 measured, and the time 100k would take at that rate (projected, marked
 so).
 
@@ -57,6 +60,8 @@ def measure(hosts, placements, mode):
     events = workload.generate(workload.Generator(
         mix=workload.DEFAULT_MIX, arrivals=placements,
         mean_lifetime=placements / 2.0))
+    load = os.getloadavg()[0]
+    cpu = time.process_time()
     started = time.perf_counter()
     result = replay.replay(fleet, events, "spread", mode=mode)
     replayed = time.perf_counter()
@@ -69,6 +74,8 @@ def measure(hosts, placements, mode):
     plotted = time.perf_counter() - replayed
     return {"hosts": hosts, "placements": result.placed, "mode": mode,
             "setup": setup, "replay": result.seconds, "plot": plotted,
+            "cpu": time.process_time() - cpu,
+            "load": "%.1f-%.1f" % (load, os.getloadavg()[0]),
             "ms": 1000.0 * result.seconds / max(result.placed, 1)}
 
 
@@ -80,13 +87,13 @@ def row(m):
                                 + m["ms"] * TARGET / 1000.0)
     return ("%d" % m["hosts"], "%d" % m["placements"], m["mode"],
             "%.1f s" % m["setup"], "%.1f s" % m["replay"],
-            "%.1f s" % m["plot"], "%.1f s" % total, "%.2f" % m["ms"],
-            projected)
+            "%.1f s" % m["plot"], "%.1f s" % total, "%.1f s" % m["cpu"],
+            "%.2f" % m["ms"], projected, m["load"])
 
 
 def table(measured):
     head = ("hosts", "placements", "mode", "setup", "replay", "plot",
-            "total", "ms/placement", "100k (projected)")
+            "total", "cpu", "ms/placement", "100k (projected)", "load")
     rows = [head] + [row(m) for m in measured]
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     rule = "  ".join("=" * w for w in widths)

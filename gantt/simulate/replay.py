@@ -304,12 +304,26 @@ def engine(conf, db, fleet, mode="sqlite"):
 
 def _cache_only(cache, fleet):
     """Each host's report into the cache, holding nothing, as the intake
-    takes one the database has stored."""
+    takes one the database has stored.
+
+    A shape's report is translated from a ComputeNode once; each host's
+    is that one with its own names, uuid and place (all that
+    :func:`_node` sets per host), as its own translation would give.
+    """
+    shapes = {}
     for index, host in enumerate(fleet.hosts):
-        node = _node(index, host)
-        cache.apply_report(update_mod.HostUpdate.from_compute_node(
-            node, received_at=cache.now()), persisted=True)
-        cache.apply_usage(node.uuid, 0, {})
+        key = tuple(sorted(host.shape.inventory.items()))
+        update = shapes.get(key)
+        if update is None:
+            update = shapes[key] = (
+                update_mod.HostUpdate.from_compute_node(
+                    _node(index, host), received_at=cache.now()))
+        update = dataclasses.replace(
+            update, uuid=fleet_mod.host_uuid(index), host=host.name,
+            nodename=host.name, metrics={_ORDER_METRIC: float(index)},
+            received_at=cache.now())
+        cache.apply_report(update, persisted=True)
+        cache.apply_usage(update.uuid, 0, {})
 
 
 _REASON = re.compile(r"(\d+) ([^,]+)")

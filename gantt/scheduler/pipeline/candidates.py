@@ -33,12 +33,15 @@ def for_request(view, request, conf=None, record=False):
     # Placement with its request filters for them too)
     steps = _chain(_steps(view, request),
                    prefilters.steps(view, request, conf))
+    left = view.n
     for label, keep in steps:
         before = outcome.mask
         outcome.mask = before & keep
-        gone = before & ~keep
-        removed = int(np.count_nonzero(gone))
+        # counted from what is left; the rows gone are found only if any
+        removed = left - int(np.count_nonzero(outcome.mask))
+        left -= removed
         if removed:
+            gone = before & ~keep
             removal = filters_base.Removal(label, removed)
             outcome.removed.append(removal)
             if record:

@@ -53,9 +53,15 @@ class Picker:
         if count <= subset:
             top = everyone()
             return int(top[self.rng.randrange(len(top))])
-        # the subset-th best weight (for one host, a plain maximum)
-        kth = totals.max() if subset == 1 else np.partition(
-            totals, len(totals) - subset)[len(totals) - subset]
+        if subset == 1:
+            # the best weight: no weight is better, all it ties with are
+            # the subset to sample from
+            tied = np.flatnonzero(totals == totals.max())
+            if len(tied) > 1:
+                tied = tied[self.rng.sample(range(len(tied)), 1)]
+            return int(tied[self.rng.randrange(len(tied))])
+        # the subset-th best weight
+        kth = np.partition(totals, len(totals) - subset)[len(totals) - subset]
         better = np.flatnonzero(totals > kth)
         tied = np.flatnonzero(totals == kth)
         need = subset - len(better)

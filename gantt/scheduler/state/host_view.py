@@ -230,12 +230,27 @@ class HostView:
         return value
 
     def free(self, col):
-        """``capacity - used`` of a class column, computed once per filter
+        """``capacity - used`` of a class column, found once per filter
         pass (see :meth:`new_pass`); do not modify the array."""
         free = self._free.get(col)
         if free is None:
-            free = self._free[col] = self.capacity(col) - self.used(col)
+            free = self.kept_free("free", col)
+            if free is None:
+                free = self.capacity(col) - self.used(col)
+            self._free[col] = free
         return free
+
+    def kept_free(self, name, col):
+        """The table's kept room column ``name`` (``free``,
+        ``free_unreserved``, ``free_overcommitted``: see HostTable) of a
+        class, when the committed usage is all there is to count; None
+        when claims in flight or this request's own add to it (then the
+        caller subtracts :meth:`used`, as the kept column would not give
+        the same digits). The table's own array, read live: do not modify
+        it."""
+        if self.table.marks or self._consumed:
+            return None
+        return getattr(self.table, name)[:self.n, col]
 
     def fits(self, resource_class, amount):
         """Rows that can take one allocation of ``amount`` of a class."""

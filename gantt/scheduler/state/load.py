@@ -159,6 +159,7 @@ def loaded_table(table, loading, fresh, new_rows):
     _load_details(table, loading, pick, start)
     _load_usage(table, stored, pick, start)
     end = start + len(fresh)
+    rows_mod.write_room(table, slice(start, end))
     uuids = table.uuids[start:end].tolist()
     hosts = table.hosts[start:end].tolist()
     table.row_by_uuid.update(zip(uuids, range(start, end), strict=True))

@@ -126,6 +126,7 @@ def write_row(table, row, update):
     table.numa_cells[row] = update.numa_cells
     table.pci.write(row, update.pci_pools)
     table.pci_pools[row] = update.pci_pools
+    write_room(table, row)
 
 
 def row_usage(table, row):
@@ -148,6 +149,18 @@ def write_usage(table, row, usages):
         col = table.resource_classes.get(rc)
         if col is not None:
             table.used[row, col] = amount
+    write_room(table, row)
+
+
+def write_room(table, rows):
+    """The room columns of ``rows`` (a row or a slice of them) from their
+    inventory and usage: called after each write of either."""
+    used = table.used[rows]
+    total = table.total[rows]
+    table.free[rows] = table.capacity[rows] - used
+    table.free_unreserved[rows] = total - table.reserved[rows] - used
+    table.free_overcommitted[rows] = (
+        total * table.allocation_ratio[rows] - used)
 
 
 def write_tree_usage(table, row, providers):

@@ -100,6 +100,14 @@ class HostTable:
     pending: np.ndarray        # int64
     # (total - reserved) * allocation_ratio, kept with the inventory
     capacity: np.ndarray       # float64
+    # the room left, kept with the inventory and the usage (rows.write_room)
+    # so that a filter pass reads it rather than subtracting whole columns:
+    # ``capacity - used`` (Placement's), ``total - reserved - used`` and
+    # ``total * allocation_ratio - used`` (Nova's RAM/disk and CPU
+    # weighers'), each as that expression gives it
+    free: np.ndarray           # float64
+    free_unreserved: np.ndarray    # float64
+    free_overcommitted: np.ndarray  # float64
     # column -> (largest min_unit, smallest max_unit, largest step_size)
     # any row ever reported: a request within them skips those checks
     rc_bounds: dict
@@ -184,7 +192,9 @@ class HostTable:
             max_unit=mat(np.int64), step_size=mat(np.int64),
             allocation_ratio=mat(np.float64), used=mat(np.float64),
             pending=mat(np.int64),
-            capacity=mat(np.float64), rc_bounds={},
+            capacity=mat(np.float64), free=mat(np.float64),
+            free_unreserved=mat(np.float64),
+            free_overcommitted=mat(np.float64), rc_bounds={},
             traits=mat(bool), tree_traits=mat(bool),
             aggregates=aggregates_mod.Membership(rows, aggregates_index),
             capabilities=[None] * rows, stats=[None] * rows,

@@ -117,8 +117,9 @@ class FilterRunner:
         view.new_pass()
         outcome = FilterOutcome(mask=mask.copy(), considered=view.n)
         records = {}        # per-host plugins share each row's HostRecord
+        left = int(np.count_nonzero(outcome.mask))
         for flt in self.filters:
-            if not outcome.mask.any():
+            if not left:
                 break
             if skip_filters and not getattr(flt, "always_run", False):
                 continue
@@ -127,11 +128,13 @@ class FilterRunner:
             before = outcome.mask
             after = before & self._passes(flt, view, request, before,
                                           self.vectorised, records)
-            removed = before & ~after
             outcome.mask = after
-            count = int(np.count_nonzero(removed))
+            # what it removed is counted; its rows are found only if any
+            count = left - int(np.count_nonzero(after))
+            left -= count
             if not count:
                 continue
+            removed = before & ~after
             detail = flt.explain(view, request, removed)
             if detail:
                 labels = sorted((Removal(label, n)

@@ -68,8 +68,12 @@ def _fit_rows(view, rc, amount):
     col = view.rc_column(rc)
     if col is None:
         return mask
+    trees = view.memo(("tree hosts",),
+                      lambda: np.flatnonzero(view.column("tree")))
+    if not len(trees):
+        return mask         # the common cloud: no host is a tree
     free = view.free(col)
-    for row in np.flatnonzero(view.column("tree") & ~mask):
+    for row in trees[~mask[trees]].tolist():
         over = view.tree_excess(row).get(rc, 0)
         if over and free[row] + over >= amount and _units_fit(
                 view, row, col, amount):

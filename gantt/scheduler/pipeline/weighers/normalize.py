@@ -63,9 +63,14 @@ def clip(weigher, raw):
     """The raw values as a numeric array within the weigher's bounds."""
     if not (isinstance(raw, np.ndarray) and raw.dtype.kind in "fi"):
         raw = np.asarray(raw, dtype=float)
-    if weigher.minval is not None:
+    # a bound no value passes leaves the values as they are (a pass to
+    # find the extreme costs a fraction of a pass that copies them; NaN
+    # fails the test, and is clipped as before)
+    if weigher.minval is not None and not (raw.size
+                                           and raw.min() >= weigher.minval):
         raw = np.maximum(raw, weigher.minval)
-    if weigher.maxval is not None:
+    if weigher.maxval is not None and not (raw.size
+                                           and raw.max() <= weigher.maxval):
         raw = np.minimum(raw, weigher.maxval)
     return raw
 

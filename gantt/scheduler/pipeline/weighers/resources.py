@@ -28,6 +28,8 @@ _NOVA_FREE = {
     "no ratio": lambda total, reserved, ratio, used: total - reserved - used,
     "no reserved": lambda total, reserved, ratio, used: total * ratio - used,
 }
+#: the table's kept column of each (HostView.kept_free)
+_KEPT = {"no ratio": "free_unreserved", "no reserved": "free_overcommitted"}
 
 
 class _FreeCapacityWeigher(weighers.BaseWeigher):
@@ -55,6 +57,8 @@ class _FreeCapacityWeigher(weighers.BaseWeigher):
         if self._capacity_aware():
             free = view.free(col)
         else:
+            free = view.kept_free(_KEPT[self.nova_free], col)
+        if free is None:
             free = _NOVA_FREE[self.nova_free](
                 view.inventory("total", col), view.inventory("reserved", col),
                 view.inventory("allocation_ratio", col), view.used(col))

@@ -141,7 +141,8 @@ class WeigherRunner:
             low, high = normalize.bounds(weigher, raw, mask, self._facts)
             offset += normalize.add_scaled(totals, scratch, raw, low, high,
                                            multiplier, split)
-        np.copyto(totals, -np.inf, where=~mask)
+        if not mask.all():
+            np.copyto(totals, -np.inf, where=~mask)
         return totals, offset
 
     def _dense(self, view, request, rows, mask, keep=True):

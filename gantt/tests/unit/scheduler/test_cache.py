@@ -218,6 +218,35 @@ def test_apply_usage_for_an_unknown_provider_is_ignored():
     assert not cache.apply_usage(factories.host_uuid("nope"), 1, {"VCPU": 1})
 
 
+def _kept_room_matches_the_columns(table):
+    """Each kept room column holds what its expression gives now."""
+    n = table.n
+    used, total = table.used[:n], table.total[:n]
+    for kept, expected in (
+            ("free", table.capacity[:n] - used),
+            ("free_unreserved", total - table.reserved[:n] - used),
+            ("free_overcommitted",
+             total * table.allocation_ratio[:n] - used)):
+        assert (getattr(table, kept)[:n] == expected).all(), kept
+
+
+def test_room_is_kept_with_every_report_and_usage():
+    nodes = [factories.compute_node_obj("h%d" % i, extra_inventories=[
+        _custom("CUSTOM_X", 10 + i, reserved=1, allocation_ratio=1.5)])
+        for i in range(3)]
+    cache = helpers.make_cache(*nodes, usages={"h1": {"CUSTOM_X": 4}})
+    _kept_room_matches_the_columns(cache.table)
+    cache.apply_usage(nodes[0].uuid, 7, {"VCPU": 3, "MEMORY_MB": 100})
+    _kept_room_matches_the_columns(cache.table)
+    # a newer report with less inventory: the room shrinks with it
+    assert cache.apply_report(helpers.host_report(factories.compute_node_obj(
+        "h0", sequence=nodes[0].report_sequence + 1, vcpus=2)))
+    cache.apply_usage(nodes[0].uuid, 8, {"VCPU": 30})
+    _kept_room_matches_the_columns(cache.table)
+    assert cache.table.free[cache.table.row_by_uuid[nodes[0].uuid],
+                            cache.table.resource_classes.get("VCPU")] < 0
+
+
 # -- operator view ------------------------------------------------------------
 
 

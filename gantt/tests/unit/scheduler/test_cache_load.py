@@ -139,7 +139,10 @@ def _snapshot(cache):
         record = view.record(row)
         by_rc = {rc: (int(table.used[row, col]), bool(
             table.has_inventory[row, col]), float(table.capacity[row, col]),
-            table.rc_bounds.get(col))
+            table.rc_bounds.get(col),
+            # the room kept with inventory and usage (rows.write_room)
+            tuple(float(getattr(table, kept)[row, col]) for kept in (
+                "free", "free_unreserved", "free_overcommitted")))
             for col, rc in enumerate(table.resource_classes.names)
             if table.has_inventory[row, col] or table.used[row, col]}
         keyed = {

@@ -154,3 +154,24 @@ def test_each_spec_is_translated_once_with_fresh_scratch_per_call():
     # a spec whose translation reads the database is translated each time
     assert hinted_cycles[0].request.spec is hinted
     assert id(hinted) not in memo
+
+
+def test_memory_mode_reports_each_host_as_its_own_translation_would():
+    shapes = (SHAPE, fleet_mod.Shape("g", {"VCPU": (4, 0, 2.0),
+                                          "MEMORY_MB": (8192, 512, 1.0),
+                                          "DISK_GB": (0, 0, 1.0)}))
+    fleet = fleet_mod.Fleet(tuple(fleet_mod.Host("h-%d" % i, shapes[i % 2])
+                                  for i in range(5)))
+    with replay.database() as db:
+        table = replay.engine(replay.make_conf("spread"), db, fleet,
+                              "memory").claims.cache.table
+        reference = replay.engine(replay.make_conf("spread"), db, fleet,
+                                  "sqlite").claims.cache.table
+    assert table.n == reference.n == 5
+    for name in ("uuids", "hosts", "nodenames", "metrics", "total",
+                 "reserved", "allocation_ratio", "capacity", "free",
+                 "free_unreserved", "free_overcommitted", "has_inventory"):
+        mine, theirs = getattr(table, name), getattr(reference, name)
+        assert list(mine[:5]) == list(theirs[:5]) if isinstance(
+            mine, list) or mine.dtype == object else (
+            mine[:5] == theirs[:5]).all(), name
