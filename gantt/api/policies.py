@@ -7,8 +7,8 @@ project (its readers too) and the reshaper (services only).
 ``oslopolicy-sample-generator --namespace gantt`` lists them.
 """
 
-from oslo_policy import policy
 from oslo_log import versionutils
+from oslo_policy import policy
 
 ADMIN_OR_SERVICE = "rule:admin_or_service_api"
 SERVICE = "rule:service_api"
