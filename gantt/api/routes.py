@@ -1,6 +1,7 @@
 """Placement's URLs and the handler of each method."""
 
 from gantt.api import router
+from gantt.api.handlers import providers
 from gantt.api.handlers import root
 
 
@@ -10,10 +11,15 @@ def declarations():
     return {
         "/": {"GET": root.home},
         "": {"GET": root.home},
+        "/resource_providers": {
+            "GET": providers.list_providers,
+            "POST": providers.create_provider},
+        "/resource_providers/{uuid}": {
+            "GET": providers.get_provider,
+            "PUT": providers.update_provider,
+            "DELETE": providers.delete_provider},
     }
 
 
 def router_app():
     return router.Router(declarations())
-
-
