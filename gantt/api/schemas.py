@@ -57,3 +57,46 @@ PROVIDER_TRAITS = _obj({"traits": {"type": "array", "items": _TRAIT},
                             "type": "integer"}},
                        ["traits", "resource_provider_generation"])
 TRAITS_QUERY = _obj({"name": _STR, "associated": _STR})
+
+
+# -- inventories ------------------------------------------------------------
+
+MAX_INT = 0x7FFFFFFF
+_COUNT = {"type": "integer", "maximum": MAX_INT, "minimum": 1}
+INVENTORY = _obj({
+    "resource_provider_generation": {"type": "integer"},
+    "total": _COUNT,
+    "reserved": {"type": "integer", "maximum": MAX_INT, "minimum": 0},
+    "min_unit": _COUNT, "max_unit": _COUNT, "step_size": _COUNT,
+    "allocation_ratio": {"type": "number", "maximum": 3.40282e+38},
+}, ["total", "resource_provider_generation"])
+INVENTORY_POST = copy.deepcopy(INVENTORY)
+INVENTORY_POST["properties"]["resource_class"] = {
+    "type": "string", "pattern": NAME_PATTERN}
+INVENTORY_POST["required"] = ["total", "resource_class"]
+INVENTORY_RECORD = copy.deepcopy(INVENTORY)
+INVENTORY_RECORD["required"] = ["total"]
+INVENTORIES = _obj({
+    "resource_provider_generation": {"type": "integer"},
+    "inventories": {"type": "object",
+                    "patternProperties": {NAME_PATTERN: INVENTORY_RECORD}},
+}, ["resource_provider_generation", "inventories"])
+
+
+# -- usages -------------------------------------------------------------------
+
+_ID = {"type": "string", "minLength": 1, "maxLength": 255}
+USAGES_QUERY = _obj({"project_id": _ID, "user_id": _ID}, ["project_id"])
+USAGES_QUERY_1_38 = copy.deepcopy(USAGES_QUERY)
+USAGES_QUERY_1_38["properties"]["consumer_type"] = {
+    "type": "string", "pattern": NAME_PATTERN + "|^all|^unknown$",
+    "minLength": 1, "maxLength": 255}
+
+# -- aggregates -------------------------------------------------------------
+
+_AGG_LIST = {"type": "array", "items": UUID, "uniqueItems": True}
+AGGREGATES_1_1 = copy.deepcopy(_AGG_LIST)
+AGGREGATES_1_19 = _obj({"aggregates": copy.deepcopy(_AGG_LIST),
+                        "resource_provider_generation": {
+                            "type": "integer"}},
+                       ["aggregates", "resource_provider_generation"])

@@ -275,8 +275,10 @@ def set_aggregates(conn, row, aggregates, seen=None, generation=True):
     replace_set(conn, row, AGGS, "aggregate_uuid", aggregates)
 
 
-INVENTORY_DEFAULTS = {"reserved": 0, "min_unit": 1, "step_size": 1,
-                      "allocation_ratio": 1.0}
+#: what an inventory field left out is (Placement's defaults)
+MAX_INT = 0x7FFFFFFF
+INVENTORY_DEFAULTS = {"reserved": 0, "min_unit": 1, "max_unit": MAX_INT,
+                      "step_size": 1, "allocation_ratio": 1.0}
 
 
 def write_inventories(conn, row, wanted, seen, replace):
@@ -297,8 +299,7 @@ def write_inventories(conn, row, wanted, seen, replace):
                 INV.c.resource_provider_id == row.id).where(
                 INV.c.resource_class.in_(gone)))
     for rc, fields in wanted.items():
-        values = dict(INVENTORY_DEFAULTS, max_unit=fields["total"])
-        values.update(fields)
+        values = dict(INVENTORY_DEFAULTS, **fields)
         if rc in have:
             conn.execute(INV.update().where(INV.c.id == have[rc].id)
                          .values(**values))
