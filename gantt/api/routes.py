@@ -2,6 +2,7 @@
 
 from gantt.api import router
 from gantt.api.handlers import aggregates
+from gantt.api.handlers import allocations
 from gantt.api.handlers import classes
 from gantt.api.handlers import inventories
 from gantt.api.handlers import providers
@@ -52,6 +53,12 @@ def declarations():
             "GET": traits.get_trait, "PUT": traits.put_trait,
             "DELETE": traits.delete_trait},
         "/usages": {"GET": usages.total_usages},
+        _RP + "/allocations": {"GET": allocations.list_for_provider},
+        "/allocations": {"POST": allocations.set_many},
+        "/allocations/{consumer_uuid}": {
+            "GET": allocations.list_for_consumer,
+            "PUT": allocations.set_for_consumer,
+            "DELETE": allocations.delete_for_consumer},
     }
 
 

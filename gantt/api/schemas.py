@@ -100,3 +100,62 @@ AGGREGATES_1_19 = _obj({"aggregates": copy.deepcopy(_AGG_LIST),
                         "resource_provider_generation": {
                             "type": "integer"}},
                        ["aggregates", "resource_provider_generation"])
+
+
+# -- allocations --------------------------------------------------------------
+
+_AMOUNTS = {"type": "object", "minProperties": 1,
+            "patternProperties": {NAME_PATTERN: {"type": "integer",
+                                                 "minimum": 1}},
+            "additionalProperties": False}
+ALLOCATIONS_1_0 = _obj({"allocations": {
+    "type": "array", "minItems": 1,
+    "items": _obj({"resource_provider": _obj({"uuid": UUID}, ["uuid"]),
+                   "resources": _AMOUNTS},
+                  ["resource_provider", "resources"])}}, ["allocations"])
+ALLOCATIONS_1_8 = copy.deepcopy(ALLOCATIONS_1_0)
+ALLOCATIONS_1_8["properties"].update(project_id=_ID, user_id=_ID)
+ALLOCATIONS_1_8["required"] += ["project_id", "user_id"]
+_UUID_KEY = "^[0-9a-fA-F-]{36}$"
+ALLOCATIONS_1_12 = _obj({
+    "allocations": {
+        "type": "object", "minProperties": 1,
+        "patternProperties": {_UUID_KEY: _obj(
+            {"generation": {"type": "integer"}, "resources": _AMOUNTS},
+            ["resources"])},
+        "additionalProperties": False},
+    "project_id": _ID, "user_id": _ID,
+}, ["allocations", "project_id", "user_id"])
+_DELETABLE = copy.deepcopy(ALLOCATIONS_1_12)
+_DELETABLE["properties"]["allocations"]["minProperties"] = 0
+ALLOCATIONS_1_28 = copy.deepcopy(_DELETABLE)
+ALLOCATIONS_1_28["properties"]["consumer_generation"] = {
+    "type": ["integer", "null"], "additionalProperties": False}
+ALLOCATIONS_1_28["required"].append("consumer_generation")
+_MAPPINGS = {"type": "object", "minProperties": 1, "patternProperties": {
+    "[a-zA-Z0-9_-]{1,64}": {"type": "array", "minItems": 1,
+                             "items": UUID}}}
+ALLOCATIONS_1_34 = copy.deepcopy(ALLOCATIONS_1_28)
+ALLOCATIONS_1_34["properties"]["mappings"] = _MAPPINGS
+ALLOCATIONS_1_38 = copy.deepcopy(ALLOCATIONS_1_34)
+ALLOCATIONS_1_38["properties"]["consumer_type"] = {
+    "type": "string", "pattern": NAME_PATTERN, "minLength": 1,
+    "maxLength": 255}
+ALLOCATIONS_1_38["required"].append("consumer_type")
+
+#: PUT /allocations/{consumer}: the body's schema from each microversion
+ALLOCATIONS_PUT = {0: ALLOCATIONS_1_0, 8: ALLOCATIONS_1_8,
+                   12: ALLOCATIONS_1_12, 28: ALLOCATIONS_1_28,
+                   34: ALLOCATIONS_1_34, 38: ALLOCATIONS_1_38}
+
+
+def _many(one):
+    return {"type": "object", "minProperties": 1,
+            "additionalProperties": False,
+            "patternProperties": {_UUID_KEY: one}}
+
+
+#: POST /allocations (from 1.13)
+ALLOCATIONS_POST = {13: _many(_DELETABLE), 28: _many(ALLOCATIONS_1_28),
+                    34: _many(ALLOCATIONS_1_34),
+                    38: _many(ALLOCATIONS_1_38)}
