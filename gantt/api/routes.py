@@ -3,6 +3,7 @@
 from gantt.api import router
 from gantt.api.handlers import aggregates
 from gantt.api.handlers import allocations
+from gantt.api.handlers import candidates
 from gantt.api.handlers import classes
 from gantt.api.handlers import inventories
 from gantt.api.handlers import providers
@@ -55,6 +56,7 @@ def declarations():
         "/usages": {"GET": usages.total_usages},
         _RP + "/allocations": {"GET": allocations.list_for_provider},
         "/allocations": {"POST": allocations.set_many},
+        "/allocation_candidates": {"GET": candidates.list_candidates},
         "/allocations/{consumer_uuid}": {
             "GET": allocations.list_for_consumer,
             "PUT": allocations.set_for_consumer,

@@ -159,3 +159,38 @@ def _many(one):
 ALLOCATIONS_POST = {13: _many(_DELETABLE), 28: _many(ALLOCATIONS_1_28),
                     34: _many(ALLOCATIONS_1_34),
                     38: _many(ALLOCATIONS_1_38)}
+
+
+# -- allocation candidates ----------------------------------------------------
+
+_LIMIT = {"type": ["integer", "string"], "pattern": "^[1-9][0-9]*$",
+          "minimum": 1, "minLength": 1}
+_GROUPED = ("resources", "required", "member_of")
+
+
+def _grouped(keys, suffix_pattern):
+    return {"^%s(%s)?$" % (key, suffix_pattern): _STR for key in keys}
+
+
+CANDIDATES_QUERY = {
+    10: _obj({"resources": _STR}, ["resources"]),
+    16: _obj({"resources": _STR, "limit": _LIMIT}, ["resources"]),
+    17: _obj({"resources": _STR, "limit": _LIMIT, "required": _STR},
+             ["resources"]),
+    21: _obj({"resources": _STR, "limit": _LIMIT, "required": _STR,
+              "member_of": _STR}, ["resources"]),
+}
+_PROPS_1_25 = {"limit": _LIMIT,
+               "group_policy": {"type": "string",
+                                "enum": ["none", "isolate"]}}
+for _minor, _keys, _suffix, _more in (
+        (25, _GROUPED, "[1-9][0-9]*", {}),
+        (31, _GROUPED + ("in_tree",), "[1-9][0-9]*", {}),
+        (33, _GROUPED + ("in_tree",), "[a-zA-Z0-9_-]{1,64}", {}),
+        (35, _GROUPED + ("in_tree",), "[a-zA-Z0-9_-]{1,64}",
+         {"root_required": _STR}),
+        (36, _GROUPED + ("in_tree",), "[a-zA-Z0-9_-]{1,64}",
+         {"root_required": _STR, "same_subtree": _STR})):
+    CANDIDATES_QUERY[_minor] = dict(
+        _obj(dict(_PROPS_1_25, **_more)),
+        patternProperties=_grouped(_keys, _suffix))
