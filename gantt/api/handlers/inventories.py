@@ -40,7 +40,7 @@ def _send_one(req, conn, uuid, rc, status=200):
         status=status)
 
 
-def _checked(req, row, rc, fields):
+def checked(req, row, rc, fields):
     """``fields`` with defaults, refused (400) when its capacity is not
     positive (zero allowed from 1.26) or min/max are inverted."""
     inv = dict(providers.INVENTORY_DEFAULTS, **fields)
@@ -61,7 +61,7 @@ def _checked(req, row, rc, fields):
     return inv
 
 
-def _refuse_unknown(conn, row, classes):
+def refuse_unknown(conn, row, classes):
     unknown = set(classes) - names.CLASSES.known(conn, classes)
     if unknown:
         raise errors.bad_request(
@@ -109,7 +109,7 @@ def create_inventory(req):
     rc = data.pop("resource_class")
     with w.services(req).db.begin() as conn:
         row = w.provider_or_404(conn, req)
-        inv = _checked(req, row, rc, data)
+        inv = checked(req, row, rc, data)
         if rc not in names.CLASSES.known(conn, [rc]):
             raise errors.bad_request(
                 "Unable to create inventory for resource provider %s: No "
@@ -143,9 +143,9 @@ def set_inventories(req):
     with w.services(req).db.begin() as conn:
         row = w.provider_or_404(conn, req)
         _check_generation(row, data)
-        wanted = {rc: _checked(req, row, rc, fields)
+        wanted = {rc: checked(req, row, rc, fields)
                   for rc, fields in data["inventories"].items()}
-        _refuse_unknown(conn, row, wanted)
+        refuse_unknown(conn, row, wanted)
         _write(conn, row, wanted, row.generation, replace=True)
         resp = _send_all(req, conn, row.uuid)
     w.services(req).notifier.providers_changed()
@@ -161,7 +161,7 @@ def update_inventory(req):
     with w.services(req).db.begin() as conn:
         row = w.provider_or_404(conn, req)
         _check_generation(row, data)
-        inv = _checked(req, row, rc, data)
+        inv = checked(req, row, rc, data)
         if rc not in providers.inventories_of(conn, row.id):
             raise errors.bad_request(
                 "No inventory record with resource class for resource "
