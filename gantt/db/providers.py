@@ -334,3 +334,31 @@ def delete_inventory(conn, row, rc, seen=None):
     return conn.execute(INV.delete().where(
         INV.c.resource_provider_id == row.id).where(
         INV.c.resource_class == rc)).rowcount > 0
+
+
+def generations(conn, uuids):
+    """``{uuid: generation}`` of the stored providers among ``uuids``."""
+    if not uuids:
+        return {}
+    return dict(conn.execute(sa.select(RP.c.uuid, RP.c.generation).where(
+        RP.c.uuid.in_(sorted(uuids)))).all())
+
+
+def settle_generations(conn, before):
+    """One write, one generation: give every provider of ``before``
+    (``{uuid: generation read at the start of this transaction}``) that
+    moved by more than one step ``generation + 1``, as Placement numbers
+    a write. Safe inside the transaction: the steps between were never
+    committed, and whoever read ``before`` still fails its compare.
+
+    :returns: ``{uuid: final generation}`` of the providers that moved
+    """
+    now = generations(conn, before)
+    final = {}
+    for uuid, start in before.items():
+        if uuid in now and now[uuid] != start:
+            final[uuid] = start + 1
+            if now[uuid] != start + 1:
+                conn.execute(RP.update().where(RP.c.uuid == uuid).values(
+                    generation=start + 1))
+    return final
