@@ -33,3 +33,12 @@ def test_every_rule_has_placement_s_name_and_default():
                if name.startswith("placement:") and name not in (
                    "placement:reshaper:reshape", "placement:usages"))
     assert len([n for n in rules if n.startswith("placement:")]) == 33
+
+
+def test_gantt_api_refuses_a_database_not_synced(tmp_path, capsys):
+    from gantt.cmd import api as api_cmd
+    conf = tmp_path / "gantt.conf"
+    conf.write_text("[database]\nconnection = sqlite:///%s\n" %
+                    (tmp_path / "empty.sqlite"))
+    assert api_cmd.main(["--config-file", str(conf)]) == 2
+    assert "gantt-manage db sync" in capsys.readouterr().err
