@@ -5,6 +5,8 @@ the stored providers, answered in Placement's shape for the microversion
 asked."""
 
 import collections
+import dataclasses
+import itertools
 
 from gantt.api import candidate_query
 from gantt.api import errors
@@ -29,6 +31,7 @@ def list_candidates(req):
         index = provider_index.load(conn)
     found = _solve(index, parsed.query)
     found = _nested_filter(req, index, found)
+    found = with_swapped_twins(parsed.query, found)
     summaries = _summarized(req, index, found)
     if parsed.limit is not None:
         found = found[:parsed.limit]
@@ -64,6 +67,50 @@ def _solve(index, query):
         if g.in_tree is not None and index.get(g.in_tree) is None:
             return []
     return ac.allocation_candidates(index, query)
+
+
+def _twins(query):
+    """Sets of suffixed groups asking for exactly the same thing (and in
+    the same ``same_subtree`` sets): any of them may take another's
+    provider."""
+    alike = collections.defaultdict(list)
+    for g in query.groups:
+        if g.suffix:
+            key = (dataclasses.replace(g, suffix=""), frozenset(
+                i for i, s in enumerate(query.same_subtree)
+                if g.suffix in s))
+            alike[repr(key)].append(g.suffix)
+    return [suffixes for suffixes in alike.values() if len(suffixes) > 1]
+
+
+def with_swapped_twins(query, found):
+    """Placement lists a candidate once per way of mapping identical
+    request groups to its providers (the allocations are the same); the
+    solver yields one of them: add the others."""
+    twins = _twins(query)
+    if not twins:
+        return found
+    out = []
+    for candidate in found:
+        seen = set()
+        for mappings in _mappings_swapped(candidate.mappings, twins):
+            key = tuple(sorted((s, tuple(u)) for s, u in mappings.items()))
+            if key not in seen:
+                seen.add(key)
+                out.append(dataclasses.replace(candidate,
+                                               mappings=mappings))
+    return out
+
+
+def _mappings_swapped(mappings, twins):
+    per_set = [[dict(zip(suffixes, order, strict=True)) for order in
+                itertools.permutations([mappings[s] for s in suffixes])]
+               for suffixes in twins]
+    for combination in itertools.product(*per_set):
+        swapped = dict(mappings)
+        for part in combination:
+            swapped.update(part)
+        yield swapped
 
 
 def _nested_filter(req, index, found):
