@@ -14,8 +14,8 @@ from gantt.api import microversion
 from gantt.api import schemas
 from gantt.api import wsgi_util as w
 from gantt.db import names
-from gantt.db import provider_index
 from gantt.scheduler.pipeline import allocation_candidates as ac
+from gantt.scheduler.state import stored_index
 
 
 @w.Wsgify
@@ -28,7 +28,7 @@ def list_candidates(req):
     parsed = candidate_query.parse(req)
     with w.services(req).db.begin() as conn:
         _check_names(conn, parsed.query)
-        index = provider_index.load(conn)
+        index = stored_index.load(conn)
     found = _solve(index, parsed.query)
     found = _nested_filter(req, index, found)
     found = with_swapped_twins(parsed.query, found)
