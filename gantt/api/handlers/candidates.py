@@ -38,10 +38,23 @@ def list_candidates(req):
         roots = {index.get(u).root_uuid for c in found
                  for u in c.allocations}
         summaries = [p for p in summaries if p.root_uuid in roots]
+    shape = _Shape(microversion.at_least(req, 27),
+                   microversion.at_least(req, 17),
+                   microversion.at_least(req, 29))
     return w.json_response(req, {
         "allocation_requests": [_request(req, c) for c in found],
-        "provider_summaries": {p.uuid: _summary(req, p, parsed.resources)
+        "provider_summaries": {p.uuid: _summary(shape, p, parsed.resources)
                                for p in summaries}})
+
+
+@dataclasses.dataclass(frozen=True)
+class _Shape:
+    """What a provider summary shows at the request's microversion (read
+    once: a microversion comparison costs more than a summary)."""
+
+    every_class: bool      # 1.27
+    traits: bool           # 1.17
+    tree: bool             # 1.29
 
 
 def _check_names(conn, query):
@@ -154,8 +167,8 @@ def _request(req, candidate):
     return body
 
 
-def _summary(req, provider, asked):
-    every = microversion.at_least(req, 27)
+def _summary(shape, provider, asked):
+    every = shape.every_class
     resources = {}
     for rc, inv in provider.inventories.items():
         if every or rc in asked:
@@ -163,9 +176,9 @@ def _summary(req, provider, asked):
             resources[rc] = {"capacity": int((total - reserved) * ratio),
                              "used": int(provider.usage.get(rc, 0))}
     body = {"resources": resources}
-    if microversion.at_least(req, 17):
+    if shape.traits:
         body["traits"] = sorted(provider.traits)
-    if microversion.at_least(req, 29):
+    if shape.tree:
         body["parent_provider_uuid"] = provider.parent_uuid
         body["root_provider_uuid"] = provider.root_uuid
     return body
