@@ -67,6 +67,8 @@ class Consumer(Base):
     generation = sa.Column(sa.Integer, nullable=False, default=0)
     created_at = sa.Column(sa.DateTime, nullable=False)
     updated_at = sa.Column(sa.DateTime, nullable=True)
+    # Placement's consumer type (REST API 1.38; see migration 0012)
+    consumer_type = sa.Column(sa.String(255), nullable=True)
 
 
 class Allocation(Base):
@@ -227,6 +229,29 @@ class AggregateMetadata(Base):
     value = sa.Column(sa.String(255), nullable=False)
 
 
+class _CustomName:
+    """A CUSTOM_ name defined through the REST API (migration 0012)."""
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    name = sa.Column(sa.String(255), nullable=False)
+    created_at = sa.Column(sa.DateTime, nullable=False)
+    updated_at = sa.Column(sa.DateTime, nullable=True)
+
+
+class CustomResourceClass(_CustomName, Base):
+    __tablename__ = "resource_classes"
+    __table_args__ = (
+        sa.UniqueConstraint("name", name="uniq_resource_classes0name"),
+    )
+
+
+class CustomTrait(_CustomName, Base):
+    __tablename__ = "traits"
+    __table_args__ = (
+        sa.UniqueConstraint("name", name="uniq_traits0name"),
+    )
+
+
 class Move(Base):
     """A move's migration consumer and the instance it holds the source
     for (Nova's migration record, as far as claims need it).
@@ -310,6 +335,8 @@ AGGREGATE_META = AggregateMetadata.__table__
 MOVES = Move.__table__
 GROUP_PLANS = GroupPlanRow.__table__
 RESERVATIONS = GroupReservation.__table__
+CUSTOM_CLASSES = CustomResourceClass.__table__
+CUSTOM_TRAITS = CustomTrait.__table__
 
 #: the fields of an inventory, in the order the database's readers give
 #: them as tuples (``scheduler.state.update.Inventory``'s order)
