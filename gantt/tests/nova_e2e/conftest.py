@@ -1,0 +1,79 @@
+"""Nova's own clients against a real gantt-scheduler (see README.rst).
+
+The daemon, RabbitMQ, MariaDB and PostgreSQL fixtures are the functional
+tests'. Nova's side is the real nova package: its configuration parsed
+once, its RPC transport on the same RabbitMQ. Nova's scheduler topic is a
+constant (``nova.scheduler.rpcapi.RPC_TOPIC``); each test sets it to a
+topic of its own, and the daemon's ``[nova] topic`` to the same, so that
+tests (and other users of the shared broker) never take each other's
+messages.
+"""
+
+import os
+import uuid
+
+from nova import config as nova_config
+from nova import rpc as nova_rpc
+from nova.scheduler import rpcapi as nova_rpcapi
+from nova.scheduler.client import query as nova_query
+from oslo_config import cfg
+import pytest
+
+from gantt.db import allocations as db_allocations
+from gantt.tests import factories
+from gantt.tests.functional.conftest import RABBIT_URL
+from gantt.tests.functional.conftest import daemon_factory  # noqa: F401
+from gantt.tests.functional.conftest import rabbit  # noqa: F401
+from gantt.tests.functional.conftest import server_db  # noqa: F401
+
+#: the cell Selections name for hosts that report none
+CELL = "8cd5c2a9-3f49-4c1e-9f1b-7a0c5f0e2b11"
+HOSTS = ("nova-e2e-1", "nova-e2e-2", "nova-e2e-3")
+
+
+@pytest.fixture(scope="session")
+def nova_conf(tmp_path_factory):
+    """Nova's CONF, parsed as a Nova service parses it; its RPC layer up."""
+    path = tmp_path_factory.mktemp("nova") / "nova.conf"
+    path.write_text("[DEFAULT]\ntransport_url = %s\n" % RABBIT_URL)
+    if nova_rpc.TRANSPORT is None:
+        nova_config.parse_args(["nova-e2e", "--config-file", str(path)],
+                               configure_db=False, init_rpc=True)
+    return cfg.CONF
+
+
+class NovaGantt:
+    """A gantt-scheduler serving Nova's topic, Nova's query client talking
+    to it, and the hosts reported to it through Gantt's own reporting."""
+
+    def __init__(self, daemon, database, topic):
+        self.daemon = daemon
+        self.database = database
+        self.topic = topic
+        nova_rpcapi.RPC_TOPIC = topic
+        self.query = nova_query.SchedulerQueryClient()
+        self.rpcapi = self.query.scheduler_rpcapi
+
+    def report(self, *names, **fields):
+        for name in names:
+            factories.cast_report(self.daemon.client, name, **fields)
+        return self.daemon.wait_for_hosts(len(names))
+
+    def allocations(self, *consumers):
+        with self.database.db.begin() as conn:
+            return db_allocations.allocations_of(conn, consumers)
+
+    def log(self):
+        return self.daemon.log()
+
+
+@pytest.fixture
+def gantt(nova_conf, server_db, daemon_factory):  # noqa: F811
+    """A real daemon with ``[nova] enabled`` on MariaDB, then PostgreSQL."""
+    topic = "scheduler-e2e-" + uuid.uuid4().hex[:8]
+    extra = os.environ.get("GANTT_NOVA_E2E_EXTRA", "")
+    daemon = daemon_factory(server_db.url, extra=(
+        "[nova]\nenabled = true\ntopic = %s\ndefault_cell_uuid = %s\n%s"
+        % (topic, CELL, extra)))
+    yield NovaGantt(daemon, server_db, topic)
+    nova_rpcapi.RPC_TOPIC = "scheduler"
