@@ -9,7 +9,6 @@ tests (and other users of the shared broker) never take each other's
 messages.
 """
 
-import os
 import uuid
 
 from nova import config as nova_config
@@ -53,11 +52,14 @@ class NovaGantt:
         nova_rpcapi.RPC_TOPIC = topic
         self.query = nova_query.SchedulerQueryClient()
         self.rpcapi = self.query.scheduler_rpcapi
+        self.reported = set()
 
     def report(self, *names, **fields):
+        """Hosts report as agents do; returns once the daemon has them."""
         for name in names:
             factories.cast_report(self.daemon.client, name, **fields)
-        return self.daemon.wait_for_hosts(len(names))
+        self.reported.update(names)
+        return self.daemon.wait_for_hosts(len(self.reported))
 
     def allocations(self, *consumers):
         with self.database.db.begin() as conn:
@@ -68,12 +70,20 @@ class NovaGantt:
 
 
 @pytest.fixture
-def gantt(nova_conf, server_db, daemon_factory):  # noqa: F811
-    """A real daemon with ``[nova] enabled`` on MariaDB, then PostgreSQL."""
-    topic = "scheduler-e2e-" + uuid.uuid4().hex[:8]
-    extra = os.environ.get("GANTT_NOVA_E2E_EXTRA", "")
-    daemon = daemon_factory(server_db.url, extra=(
-        "[nova]\nenabled = true\ntopic = %s\ndefault_cell_uuid = %s\n%s"
-        % (topic, CELL, extra)))
-    yield NovaGantt(daemon, server_db, topic)
+def gantt_with(nova_conf, server_db, daemon_factory):  # noqa: F811
+    """``start(extra)``: a real daemon with ``[nova] enabled`` (and the
+    config lines ``extra``) on MariaDB, then PostgreSQL."""
+    def start(extra=""):
+        topic = "scheduler-e2e-" + uuid.uuid4().hex[:8]
+        daemon = daemon_factory(server_db.url, extra=(
+            "[nova]\nenabled = true\ntopic = %s\ndefault_cell_uuid = %s\n"
+            "%s" % (topic, CELL, extra)))
+        return NovaGantt(daemon, server_db, topic)
+    yield start
     nova_rpcapi.RPC_TOPIC = "scheduler"
+
+
+@pytest.fixture
+def gantt(gantt_with):
+    """A real daemon with ``[nova] enabled``, Gantt's defaults otherwise."""
+    return gantt_with()
