@@ -178,7 +178,7 @@ def selection(sel, zone, cell_uuid):
     :param zone: the host's availability zone (None: Nova's default)
     :param cell_uuid: the cell to name when the host reported none
     """
-    limits = dict(sel.limits or {})
+    limits = dict(sel.limits) if sel.obj_attr_is_set("limits") else {}
     out = nova_objects.Selection(
         compute_node_uuid=sel.compute_node_uuid,
         service_host=sel.service_host, nodename=sel.nodename,
@@ -188,7 +188,8 @@ def selection(sel, zone, cell_uuid):
         allocation_request=allocation_request(sel),
         allocation_request_version=ALLOCATION_REQUEST_VERSION,
         availability_zone=zone)
-    cell = sel.cell_uuid or cell_uuid
+    cell = (sel.cell_uuid if sel.obj_attr_is_set("cell_uuid") else None) or (
+        cell_uuid)
     if cell is not None:
         out.cell_uuid = cell
     return out

@@ -186,6 +186,8 @@ def test_instance_info_casts_are_taken(gantt):
     ctxt = nr.ctxt()
 
     gantt.query.update_instance_info(ctxt, HOSTS[0], instance)
+    gantt.query.update_instance_info(
+        ctxt, HOSTS[0], objects.InstanceList(objects=[instance]))
     gantt.query.delete_instance_info(ctxt, HOSTS[0], instance.uuid)
     gantt.query.sync_instance_info(ctxt, HOSTS[0], [str(uuid.uuid4())])
 
@@ -210,6 +212,24 @@ def test_an_unknown_method_is_no_such_method(gantt):
         client.call(nr.ctxt(), "run_instance")
 
     assert caught.value.exc_type == "NoSuchMethod"
+
+
+def test_a_malformed_object_is_refused_and_changes_nothing(gantt):
+    gantt.report(*HOSTS)
+    spec = nr.spec()
+    primitive = spec.obj_to_primitive()
+    primitive["nova_object.data"]["num_instances"] = "many"
+    client = gantt.rpcapi.client.prepare(version="4.5")
+
+    with pytest.raises(messaging.RemoteError) as caught:
+        # raw: Nova's serializer passes a primitive through as it is
+        client.call(nr.ctxt(), "select_destinations", spec_obj=primitive,
+                    instance_uuids=[spec.instance_uuid],
+                    return_objects=True, return_alternates=True)
+
+    assert caught.value.exc_type == "InvalidRequest"
+    assert "num_instances" in caught.value.value
+    assert gantt.allocations(spec.instance_uuid) == {}
 
 
 def _select_new(gantt, **fields):
