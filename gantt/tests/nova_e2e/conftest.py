@@ -1,4 +1,5 @@
-"""Nova's own clients against a real gantt-scheduler (see README.rst).
+"""Nova's own clients against a real gantt-scheduler (see
+doc/source/admin/nova.rst, "What is proven").
 
 The daemon, RabbitMQ, MariaDB and PostgreSQL fixtures are the functional
 tests'. Nova's side is the real nova package: its configuration parsed
@@ -9,6 +10,10 @@ tests (and other users of the shared broker) never take each other's
 messages.
 """
 
+import os
+import socket
+import subprocess
+import time
 import uuid
 
 from nova import config as nova_config
@@ -20,6 +25,7 @@ import pytest
 
 from gantt.db import allocations as db_allocations
 from gantt.tests import factories
+from gantt.tests.functional.conftest import BIN
 from gantt.tests.functional.conftest import RABBIT_URL
 from gantt.tests.functional.conftest import daemon_factory  # noqa: F401
 from gantt.tests.functional.conftest import rabbit  # noqa: F401
@@ -30,11 +36,28 @@ CELL = "8cd5c2a9-3f49-4c1e-9f1b-7a0c5f0e2b11"
 HOSTS = ("nova-e2e-1", "nova-e2e-2", "nova-e2e-3")
 
 
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+#: where the tests' gantt-api listens (one at a time), as nova.conf's
+#: [placement] names it
+API_PORT = _free_port()
+
+
 @pytest.fixture(scope="session")
 def nova_conf(tmp_path_factory):
-    """Nova's CONF, parsed as a Nova service parses it; its RPC layer up."""
+    """Nova's CONF, parsed as a Nova service parses it; its RPC layer up;
+    its Placement client pointed at the tests' gantt-api (keystoneauth's
+    admin_token plugin: the token names the user, as gantt-api's noauth2
+    reads it)."""
     path = tmp_path_factory.mktemp("nova") / "nova.conf"
-    path.write_text("[DEFAULT]\ntransport_url = %s\n" % RABBIT_URL)
+    path.write_text(
+        "[DEFAULT]\ntransport_url = %s\n"
+        "[placement]\nauth_type = admin_token\ntoken = admin\n"
+        "endpoint = http://127.0.0.1:%d\n" % (RABBIT_URL, API_PORT))
     if nova_rpc.TRANSPORT is None:
         nova_config.parse_args(["nova-e2e", "--config-file", str(path)],
                                configure_db=False, init_rpc=True)
@@ -87,3 +110,53 @@ def gantt_with(nova_conf, server_db, daemon_factory):  # noqa: F811
 def gantt(gantt_with):
     """A real daemon with ``[nova] enabled``, Gantt's defaults otherwise."""
     return gantt_with()
+
+
+class PlacementAPI:
+    """A real ``gantt-api`` process on the daemon's configuration."""
+
+    def __init__(self, conf_file, log_file):
+        self.log_file = log_file
+        self._log = open(log_file, "w")
+        self.proc = subprocess.Popen(
+            [os.path.join(BIN, "gantt-api"), "--config-file", conf_file],
+            stdout=self._log, stderr=subprocess.STDOUT)
+        self.url = "http://127.0.0.1:%d" % API_PORT
+
+    def wait_ready(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError("gantt-api exited:\n" + self.log())
+            try:
+                with socket.create_connection(("127.0.0.1", API_PORT), 1):
+                    return self
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError("gantt-api not listening:\n" + self.log())
+
+    def log(self):
+        with open(self.log_file) as f:
+            return f.read()
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._log.close()
+
+
+@pytest.fixture
+def gantt_and_api(gantt_with, tmp_path):
+    """The daemon with ``[nova] enabled`` and ``gantt-api`` on its
+    database and bus (noauth2), where nova.conf's [placement] points."""
+    gantt = gantt_with("[api]\nauth_strategy = noauth2\nport = %d\n"
+                       % API_PORT)
+    api = PlacementAPI(gantt.daemon.conf_file, str(tmp_path / "api.log"))
+    gantt.api = api.wait_ready()
+    yield gantt
+    api.stop()
+    assert "Traceback" not in api.log(), api.log()
