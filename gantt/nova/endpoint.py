@@ -118,6 +118,12 @@ class NovaSchedulerEndpoint:
         except exception.NoValidHost as exc:
             raise _refused(nova_exception.NoValidHost(
                 reason=exc.kwargs.get("reason", str(exc)))) from None
+        except exception.ClaimConflict as exc:
+            # an instance holding a claim elsewhere (Nova's evacuation,
+            # which nova-scheduler doubles up): Gantt does not move it
+            # unasked; nothing changed
+            raise _refused(nova_exception.NoValidHost(
+                reason=str(exc))) from None
         except (exception.GanttException, ValueError, TypeError,
                 AttributeError, NotImplementedError) as exc:
             # ovo raises NotImplementedError for an unset field it cannot

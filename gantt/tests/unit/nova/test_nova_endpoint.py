@@ -76,6 +76,22 @@ def test_no_room_is_novas_no_valid_host(endpoint):
     assert "MEMORY_MB" in error.kwargs["reason"]
 
 
+def test_an_instance_holding_another_claim_is_refused_unmoved(
+        endpoint, scheduler):
+    spec = _spec()
+    [[first, *_]] = _select(endpoint, spec)
+    # as Nova's evacuation asks: the instance's own host is ignored
+    again = _spec()
+    again.instance_uuid = spec.instance_uuid
+    again.ignore_hosts = [first.service_host]
+
+    error = _refusal(_select, endpoint, again)
+
+    assert type(error).__name__ == "NoValidHost"
+    held = scheduler.placer.lookup.allocations_of([spec.instance_uuid])
+    assert list(held[spec.instance_uuid]) == [first.compute_node_uuid]
+
+
 def test_a_request_gantt_cannot_read_is_no_valid_host_saying_why(endpoint):
     spec = _spec()
     spec.instance_group = nova_objects.InstanceGroup(
