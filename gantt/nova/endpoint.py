@@ -22,6 +22,7 @@ import logging
 import threading
 
 import oslo_messaging as messaging
+from oslo_versionedobjects import exception as ovo_exc
 
 from gantt import exception
 from gantt.nova import exception as nova_exception
@@ -108,9 +109,9 @@ class NovaSchedulerEndpoint:
         return [self._nova_selections(sels) for sels in lists]
 
     def _select(self, spec_obj, instance_uuids, return_alternates):
+        spec = self._translated(spec_obj)
+        self.scheduler.ready.wait(self.ready_timeout)
         try:
-            spec = translate.request_spec(spec_obj)
-            self.scheduler.ready.wait(self.ready_timeout)
             if translate.is_rebuild(spec_obj):
                 return self._rebuild_check(spec, instance_uuids)
             return self.scheduler.placer.select_destinations(
@@ -118,16 +119,22 @@ class NovaSchedulerEndpoint:
         except exception.NoValidHost as exc:
             raise _refused(nova_exception.NoValidHost(
                 reason=exc.kwargs.get("reason", str(exc)))) from None
-        except exception.ClaimConflict as exc:
-            # an instance holding a claim elsewhere (Nova's evacuation,
-            # which nova-scheduler doubles up): Gantt does not move it
-            # unasked; nothing changed
+        except (exception.ClaimConflict, exception.InvalidRequest) as exc:
+            # e.g. an instance holding a claim elsewhere (Nova's
+            # evacuation, which nova-scheduler doubles up): Gantt does not
+            # move it unasked; nothing changed
             raise _refused(nova_exception.NoValidHost(
                 reason=str(exc))) from None
-        except (exception.GanttException, ValueError, TypeError,
-                AttributeError, NotImplementedError) as exc:
-            # ovo raises NotImplementedError for an unset field it cannot
-            # load (ObjectActionError is a GanttException's sibling)
+
+    @staticmethod
+    def _translated(spec_obj):
+        """Gantt's request, or NoValidHost saying what Gantt cannot read
+        (ovo raises ObjectActionError for an unset field that has no
+        default, NotImplementedError for one its class cannot load)."""
+        try:
+            return translate.request_spec(spec_obj)
+        except (exception.GanttException, ovo_exc.VersionedObjectsException,
+                ValueError, TypeError, NotImplementedError) as exc:
             LOG.warning("Refused a Nova request: %s", exc)
             raise _refused(nova_exception.NoValidHost(
                 reason="Gantt cannot read this request: %s" % exc)) from None

@@ -179,14 +179,17 @@ def selection(sel, zone, cell_uuid):
     :param cell_uuid: the cell to name when the host reported none
     """
     limits = dict(sel.limits) if sel.obj_attr_is_set("limits") else {}
+    # a rebuild's check claims nothing: no request to re-claim, as Nova's
+    claims = bool(sel.allocation_request.allocations)
     out = nova_objects.Selection(
         compute_node_uuid=sel.compute_node_uuid,
         service_host=sel.service_host, nodename=sel.nodename,
         limits=nova_objects.SchedulerLimits(
             vcpu=limits.get("vcpu"), disk_gb=limits.get("disk_gb"),
             memory_mb=limits.get("memory_mb")),
-        allocation_request=allocation_request(sel),
-        allocation_request_version=ALLOCATION_REQUEST_VERSION,
+        allocation_request=allocation_request(sel) if claims else None,
+        allocation_request_version=(ALLOCATION_REQUEST_VERSION if claims
+                                    else None),
         availability_zone=zone)
     cell = (sel.cell_uuid if sel.obj_attr_is_set("cell_uuid") else None) or (
         cell_uuid)

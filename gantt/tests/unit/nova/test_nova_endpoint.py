@@ -147,3 +147,25 @@ def test_instance_info_is_kept_per_host(endpoint):
     assert endpoint.instances.by_host == {"n1": {two}}
     assert endpoint.instances.sync("n1", [one]) is True
     assert endpoint.instances.sync("n1", [one]) is False
+
+
+def test_a_rebuild_checks_the_instances_host_and_claims_nothing(
+        endpoint, scheduler):
+    spec = _spec(scheduler_hints={"_nova_check_type": ["rebuild"]},
+                 requested_destination=nova_objects.Destination(host="n2"))
+
+    [[selection]] = _select(endpoint, spec)
+
+    assert selection.service_host == "n2"
+    assert selection.allocation_request is None
+    assert scheduler.placer.lookup.allocations_of(
+        [spec.instance_uuid]) == {}
+
+
+def test_a_flavor_without_its_sizes_is_refused_as_unreadable(endpoint):
+    spec = _spec()
+    del spec.flavor.vcpus
+
+    error = _refusal(_select, endpoint, spec)
+
+    assert "cannot read" in str(error)
