@@ -39,6 +39,8 @@ The zone a Selection names for a host that is in none (Nova's ``[DEFAULT]
 default_availability_zone``).
 """),
     cfg.StrOpt("default_cell_uuid",
+               regex=r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?"
+                     r"[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$",
                help="""
 The cell a Selection names for a host whose agent reported none. Nova's
 conductor looks a host's cell up by this uuid after a failed build; set it

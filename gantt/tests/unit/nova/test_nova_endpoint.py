@@ -169,3 +169,15 @@ def test_a_flavor_without_its_sizes_is_refused_as_unreadable(endpoint):
     error = _refusal(_select, endpoint, spec)
 
     assert "cannot read" in str(error)
+
+
+def test_a_default_cell_that_is_no_uuid_stops_the_daemon_at_start(tmp_path):
+    from gantt.cmd import common
+    path = tmp_path / "gantt.conf"
+    path.write_text("[nova]\ndefault_cell_uuid = cell1\n")
+    conf = common.parse_args(["--config-file", str(path)], log=False)
+
+    found = common.bad_values(conf)
+
+    assert [(bad.group, bad.option) for bad in found] == [
+        ("nova", "default_cell_uuid")]
