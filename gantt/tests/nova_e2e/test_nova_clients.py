@@ -149,6 +149,20 @@ def test_requested_destination_is_honoured(gantt):
     assert len(selections) == 1    # no other host is allowed
 
 
+def test_a_rebuild_checks_its_host_and_claims_nothing(gantt):
+    gantt.report(*HOSTS)
+    # what nova-api sends for a rebuild with a new image
+    spec = nr.spec(scheduler_hints={"_nova_check_type": ["rebuild"]},
+                   requested_destination=objects.Destination(
+                       host=HOSTS[1], node=HOSTS[1]))
+
+    [[selection]] = _select(gantt, spec, [spec.instance_uuid])
+
+    assert selection.service_host == HOSTS[1]
+    assert selection.allocation_request is None
+    assert gantt.allocations(spec.instance_uuid) == {}
+
+
 def test_too_big_a_flavor_is_novas_no_valid_host(gantt):
     gantt.report(*HOSTS, memory_mb=1024)
     spec = nr.spec(flavor=nr.flavor(memory_mb=4096))
