@@ -33,6 +33,7 @@ from gantt import rpc
 from gantt import rpcapi
 from gantt import scheduler as scheduler_mod
 from gantt.db import api as db_api
+from gantt.nova import server as nova_server
 from gantt.rpcapi import client as rpc_client
 from gantt.rpcapi import server as rpc_server
 from gantt.rpcapi import validate
@@ -105,6 +106,8 @@ class SchedulerWorker(service.ServiceBase):
                               STATS_POOL) for bus in buses]
         self.servers += [(self._call_server(bus, topic), None)
                          for bus in buses]
+        if conf.nova.enabled:
+            self.servers.append((self._nova_server(transport), None))
         self._sender = threading.Thread(target=self._send_broadcasts,
                                         daemon=True, name="broadcast")
         self._sender.start()
@@ -156,6 +159,14 @@ class SchedulerWorker(service.ServiceBase):
             rejection_log=self.rejection_log,
             inline={batching.METHOD: self.intake.offer},
             skip={"provider_usage_changed": self._sent_here})
+
+    def _nova_server(self, transport):
+        """Nova's scheduler topic (``[nova] enabled``), on Nova's bus."""
+        url = self.conf.nova.transport_url
+        bus = rpc.get_transport(self.conf, url=url) if url else transport
+        LOG.info("Serving Nova's scheduler RPC API on topic %s of exchange "
+                 "%s", self.conf.nova.topic, self.conf.nova.control_exchange)
+        return nova_server.build(self.conf, bus, self.scheduler)
 
     def _sent_here(self, ctxt):
         """A usage cast this worker sent (its cache has it already)."""

@@ -10,6 +10,7 @@ from gantt.conf import database
 from gantt.conf import filter_scheduler
 from gantt.conf import group_scheduling
 from gantt.conf import metrics
+from gantt.conf import nova
 from gantt.conf import pci
 from gantt.conf import profiles
 from gantt.conf import request_filters
@@ -21,7 +22,7 @@ from gantt.conf import wire
 
 ALL_MODULES = (scheduler, request_filters, profiles, filter_scheduler,
                metrics, pci, cells, database, upgrade_levels, wire,
-               volume_scheduler, topology, group_scheduling, api)
+               volume_scheduler, topology, group_scheduling, api, nova)
 
 
 def register_opts(conf):

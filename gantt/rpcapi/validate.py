@@ -576,9 +576,14 @@ _RULES = {
 }
 
 objects.register_all()
-#: every object class's schema, built once here (never changed after)
+#: every object class's schema, built once here (never changed after);
+#: ovo's registry is one per process, and a process that imports another
+#: project's objects too (Nova's, in the tests that drive Gantt with
+#: Nova's clients) has theirs in it as well
 _SCHEMAS = {name: _schema(classes[0]) for name, classes in
-            objects_base.GanttObjectRegistry.obj_classes().items()}
+            objects_base.GanttObjectRegistry.obj_classes().items()
+            if classes[0].OBJ_PROJECT_NAMESPACE
+            == objects_base.GanttObject.OBJ_PROJECT_NAMESPACE}
 
 
 # -- RPC arguments: check(value, limits) -------------------------------------

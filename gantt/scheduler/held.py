@@ -91,8 +91,12 @@ def _host_row(view, allocations):
 
 
 def _allowed_host(view, request, row):
-    """Whether a request that names hosts or nodes names this one."""
+    """Whether a request that names hosts or nodes names this one, and
+    does not ignore it (Nova's evacuation ignores the instance's host)."""
     host, node = str(view.hosts[row]), str(view.nodenames[row])
+    if request.ignore_hosts and host.lower() in {
+            name.lower() for name in request.ignore_hosts}:
+        return False
     if request.force_hosts and host.lower() not in {
             name.lower() for name in request.force_hosts}:
         return False

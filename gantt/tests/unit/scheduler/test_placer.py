@@ -510,3 +510,20 @@ def test_a_held_claim_on_a_host_forced_in_another_case_is_kept(scheduler):
     [[again, *_]] = scheduler.placer.select_destinations(
         h.make_spec(force_hosts=["H2"]), [uuid])
     assert again.claimed and again.service_host == "h2"
+
+
+def test_a_held_claim_on_an_ignored_host_is_not_the_answer(scheduler):
+    # Nova's evacuation asks again for an instance that holds its claim,
+    # ignoring that claim's host: the claim does not satisfy the request,
+    # and it is not moved unasked
+    for name in ("h1", "h2"):
+        h.sized(scheduler, name, 4)
+    [uuid] = factories.uuids(1)
+    [[first, *_]] = scheduler.placer.select_destinations(
+        h.make_spec(force_hosts=["h2"]), [uuid])
+
+    with pytest.raises(exception.ConsumerConflict):
+        scheduler.placer.select_destinations(
+            h.make_spec(ignore_hosts=["H2"]), [uuid])
+    held = scheduler.placer.lookup.allocations_of([uuid])
+    assert list(held[uuid]) == [first.compute_node_uuid]
