@@ -1,11 +1,25 @@
 """The deploy entry point and the policy defaults."""
 
 import importlib
+import logging
 
+import pytest
 import webob
 
 from gantt.api import policies
 from gantt.db import migration
+
+
+@pytest.fixture(autouse=True)
+def root_handlers():
+    """Give back the root logger's handlers: oslo.log's setup, which the
+    deploy entry point and gantt-api run, adds one on the stream pytest
+    captured for the test, and later tests' logging would write to it
+    once closed."""
+    root = logging.getLogger()
+    saved = list(root.handlers)
+    yield
+    root.handlers[:] = saved
 
 
 def test_wsgi_application_reads_the_config_dir(tmp_path, monkeypatch,
