@@ -4,6 +4,7 @@ Nothing here registers on a global ``ConfigOpts``: callers pass the one they
 own (the daemon builds its own, tests build a fresh one per test).
 """
 
+from gantt.conf import api
 from gantt.conf import cells
 from gantt.conf import database
 from gantt.conf import filter_scheduler
@@ -18,7 +19,7 @@ from gantt.conf import wire
 
 ALL_MODULES = (scheduler, request_filters, profiles, filter_scheduler,
                metrics, pci, cells, database, upgrade_levels, wire,
-               volume_scheduler)
+               volume_scheduler, api)
 
 
 def register_opts(conf):

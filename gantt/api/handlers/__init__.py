@@ -1,0 +1,1 @@
+"""The handlers of the Placement REST API, one module per resource."""

@@ -1,0 +1,73 @@
+"""Telling the scheduler workers what the API wrote.
+
+Workers learn of each other's claims from the ``provider_usage_changed``
+fanout cast (each changed provider's new generation and usage, see
+``gantt.service``); the API casts the same message after every commit that
+changes allocations, so a REST ``PUT /allocations`` reaches the workers'
+caches exactly as a claim made by another worker does. A change of a
+provider's shape (created, deleted, inventory, traits, aggregates) is
+cast as ``providers_changed``, on which each worker re-reads the providers
+from the database. A lost cast is repaired by the workers' periodic usage
+sync, as for claims.
+"""
+
+import time
+
+from oslo_log import log as logging
+import oslo_messaging as messaging
+
+from gantt.objects import usage as usage_obj
+
+LOG = logging.getLogger(__name__)
+
+#: the ``sender`` the API's casts carry (no worker bears this name, so
+#: every worker applies them)
+SENDER = "gantt-api"
+
+
+class Silent:
+    """No workers to tell (``[api] notify_workers = False``)."""
+
+    def usage_changed(self, states):
+        pass
+
+    def providers_changed(self):
+        pass
+
+
+class Workers:
+    """Casts to every worker over the scheduler's RPC transport."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def usage_changed(self, states):
+        """``states``: ``gantt.db.allocations.ProviderState`` committed."""
+        if not states:
+            return
+        now = time.time()
+        usages = [usage_obj.ProviderUsage(
+            resource_provider_uuid=s.uuid, generation=s.generation,
+            usages={rc: int(v) for rc, v in s.usages.items()},
+            changed_at=now) for s in states]
+        try:
+            self.client.provider_usage_changed(None, usages, sender=SENDER)
+        except messaging.MessagingException as exc:
+            LOG.warning("Could not tell the workers of the usage of %d "
+                        "provider(s): %s", len(usages), exc)
+
+    def providers_changed(self):
+        try:
+            self.client.providers_changed(None)
+        except messaging.MessagingException as exc:
+            LOG.warning("Could not tell the workers of changed providers: "
+                        "%s", exc)
+
+
+def from_conf(conf):
+    """:class:`Workers` on ``[DEFAULT] transport_url``, or :class:`Silent`
+    when ``[api] notify_workers`` is off."""
+    if not conf.api.notify_workers:
+        return Silent()
+    from gantt.rpcapi import client as rpc_client
+    return Workers(rpc_client.SchedulerClient.from_conf(conf))

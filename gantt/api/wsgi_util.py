@@ -1,0 +1,139 @@
+"""What every handler shares: the wsgify wrapper, JSON in and out,
+content negotiation, query-string checks, Last-Modified."""
+
+import functools
+
+import jsonschema
+from oslo_serialization import jsonutils
+from oslo_utils import timeutils
+import webob.dec
+import webob.exc
+
+from gantt.api import errors
+from gantt.api import microversion
+
+_FORMATS = jsonschema.FormatChecker()
+
+
+class Wsgify(webob.dec.wsgify):
+    """webob's wsgify, giving every HTTP error Placement's JSON body and
+    moving the error code (the exception's ``comment``) to the environ."""
+
+    def call_func(self, req, *args, **kwargs):
+        try:
+            return super().call_func(req, *args, **kwargs)
+        except webob.exc.HTTPException as exc:
+            exc.json_formatter = errors.json_error_formatter
+            if exc.comment:
+                req.environ[errors.ENV_ERROR_CODE] = exc.comment
+                exc.comment = None
+            raise
+
+
+def path_item(req, name):
+    """A named part of the URL path (``{uuid}``...)."""
+    return req.environ["wsgiorg.routing_args"][1].get(name)
+
+
+def context(req):
+    return req.environ["placement.context"]
+
+
+def authorize(req, rule, target=None):
+    """Check ``rule`` of the policy for the request's caller (403)."""
+    ctx = context(req)
+    target = target if target is not None else {
+        "project_id": ctx.project_id, "user_id": ctx.user_id}
+    req.environ["gantt.policy"].authorize(rule, target, ctx)
+
+
+def json_response(req, data, status=200, last_modified=None):
+    """``req.response`` with ``data`` as its JSON body; from 1.15 with
+    ``Cache-Control: no-cache`` and a ``Last-Modified``."""
+    resp = req.response
+    resp.status = status
+    resp.body = jsonutils.dump_as_bytes(data)
+    resp.content_type = "application/json"
+    resp.charset = None
+    if microversion.at_least(req, 15):
+        resp.cache_control = "no-cache"
+        resp.last_modified = last_modified or timeutils.utcnow(
+            with_timezone=True)
+    return resp
+
+
+def no_content(req):
+    resp = req.response
+    resp.status = 204
+    resp.content_type = None
+    return resp
+
+
+def last_modified(rows, field_pairs=("updated_at", "created_at")):
+    """The latest of each row's ``updated_at`` (else ``created_at``),
+    timezone-aware; now when there is none."""
+    latest = None
+    for row in rows:
+        when = getattr(row, field_pairs[0], None) or getattr(
+            row, field_pairs[1], None)
+        if when is not None:
+            when = when.replace(tzinfo=timeutils.utcnow(
+                with_timezone=True).tzinfo)
+            latest = when if latest is None else max(latest, when)
+    return latest or timeutils.utcnow(with_timezone=True)
+
+
+def check_accept(*types):
+    """406 unless the request accepts one of ``types`` (or says
+    nothing)."""
+    def decorator(handler):
+        @functools.wraps(handler)
+        def checked(req):
+            if req.accept and not req.accept.acceptable_offers(types):
+                raise errors.error(webob.exc.HTTPNotAcceptable,
+                                   "Only %s is provided" % ", ".join(types))
+            return handler(req)
+        return checked
+    return decorator
+
+
+def require_content(content_type):
+    """415 unless the request body is of ``content_type``."""
+    def decorator(handler):
+        @functools.wraps(handler)
+        def checked(req):
+            if req.content_type != content_type:
+                raise errors.error(
+                    webob.exc.HTTPUnsupportedMediaType,
+                    "The media type %s is not supported, use %s" % (
+                        req.content_type or "None", content_type))
+            return handler(req)
+        return checked
+    return decorator
+
+
+def extract_json(body, schema):
+    """The request body, parsed and checked against ``schema`` (400)."""
+    try:
+        data = jsonutils.loads(body)
+    except ValueError as exc:
+        raise errors.bad_request("Malformed JSON: %s" % exc) from None
+    try:
+        jsonschema.validate(data, schema, format_checker=_FORMATS)
+    except jsonschema.ValidationError as exc:
+        raise errors.bad_request(
+            "JSON does not validate: %s" % exc) from None
+    return data
+
+
+def validate_query(req, schema):
+    """The query string, each key once, checked against ``schema``."""
+    try:
+        jsonschema.validate(dict(req.GET), schema, format_checker=_FORMATS)
+    except (jsonschema.ValidationError, UnicodeDecodeError) as exc:
+        raise errors.bad_request(
+            "Invalid query string parameters: %s" % exc) from None
+
+
+def provider_url(req, uuid):
+    return "%s/resource_providers/%s" % (req.script_name, uuid)
