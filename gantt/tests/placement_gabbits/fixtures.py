@@ -79,18 +79,9 @@ def make_conf(db_url, secure_rbac):
     conf.register_opts(cors.CORS_OPTS, "cors")
     policy_opts.set_defaults(conf)
     conf.set_override("enforce_new_defaults", secure_rbac, "oslo_policy")
-    _register_api_opts(conf)
-    _override(conf, "api", auth_strategy="noauth2")
+    # no scheduler workers listen in-process
+    _override(conf, "api", auth_strategy="noauth2", notify_workers=False)
     return conf
-
-
-def _register_api_opts(conf):
-    """The application's own options, where it has a module for them."""
-    try:
-        from gantt.conf import api as api_conf
-    except ImportError:
-        return
-    api_conf.register_opts(conf)
 
 
 class APIFixture(fixture.GabbiFixture):

@@ -2,9 +2,8 @@
 
 Placement's OpenPolicyFixture sets every registered rule but ``admin_api``
 to ``@`` (anyone); here that is a policy file the application reads
-through ``[oslo_policy] policy_file``. The rule names are Placement's
-(its ``placement.policies`` module, installed next to the YAML files),
-which Gantt's API keeps.
+through ``[oslo_policy] policy_file``. The rule names are Gantt's API's
+(:mod:`gantt.api.policies`), which are Placement's.
 """
 
 import os
@@ -14,8 +13,8 @@ import yaml
 
 
 def open_rules():
-    """Every Placement rule but ``admin_api``, as ``@``."""
-    from placement import policies
+    """Every rule but ``admin_api``, as ``@``."""
+    from gantt.api import policies
     return {rule.name: "@" for rule in policies.list_rules()
             if rule.name != "admin_api"}
 
