@@ -5,7 +5,9 @@
 # Gantt (editable), openstack-placement (whose package holds the YAML
 # files), gabbi and, for the osc-placement functional test, osc-placement;
 # then runs them and prints passed/total per file. Extra arguments go to
-# the runner, e.g. --floor 100, -v, --json out.json, or file names.
+# the runner, e.g. --check-floor, --floor 100, -v, --json out.json, or
+# file names. "tools/placement_gabbits.sh osc [pytest args]" runs the
+# osc-placement CLI test against a gantt-api process instead.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV=${GANTT_GABBITS_VENV:-$ROOT/.venv-gabbits}
@@ -25,8 +27,13 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
         --upgrade pip
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
         -c "$CONSTRAINTS" -e "$ROOT[test]" openstack-placement gabbi \
-        wsgi-intercept osc-placement python-openstackclient
+        wsgi-intercept oslotest osc-placement python-openstackclient
     echo "$WANT" > "$STAMP"
 fi
 cd "$ROOT"
+if [ "${1:-}" = osc ]; then
+    shift
+    exec "$VENV/bin/python" -m pytest -p no:cacheprovider \
+        gantt/tests/placement_gabbits/test_osc_placement.py "$@"
+fi
 exec "$VENV/bin/python" -m gantt.tests.placement_gabbits.run "$@"
