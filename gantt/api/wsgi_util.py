@@ -137,3 +137,32 @@ def validate_query(req, schema):
 
 def provider_url(req, uuid):
     return "%s/resource_providers/%s" % (req.script_name, uuid)
+
+
+def since(minor, status=404):
+    """Serve the handler from microversion 1.``minor``; before it, answer
+    as if the resource did not exist (Placement's ``version_handler``)."""
+    def decorator(handler):
+        @functools.wraps(handler)
+        def checked(req):
+            if not microversion.at_least(req, minor):
+                raise errors.error(webob.exc.status_map[status],
+                                   "The resource could not be found.")
+            return handler(req)
+        return checked
+    return decorator
+
+
+def services(req):
+    return req.environ["gantt.api"]
+
+
+def provider_or_404(conn, req, detail=None):
+    """The provider named in the path (a ``gantt.db.providers.Row``)."""
+    from gantt.db import providers
+    uuid = path_item(req, "uuid")
+    row = providers.get(conn, uuid)
+    if row is None:
+        raise errors.not_found(
+            detail or "No resource provider with uuid %s found" % uuid)
+    return row

@@ -122,6 +122,15 @@ class ConsumerPin:
     def __init__(self):
         self._seen = self._UNREAD
 
+    @classmethod
+    def at(cls, generation):
+        """A pin on a generation the caller read itself (None: the
+        consumer must not be stored): Placement's REST API, whose callers
+        name the consumer generation they saw."""
+        pin = cls()
+        pin._seen = generation
+        return pin
+
     def read(self, conn, consumer_uuid):
         if self._seen is self._UNREAD:
             self._seen = _consumer_generation(conn, consumer_uuid)

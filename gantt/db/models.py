@@ -67,6 +67,8 @@ class Consumer(Base):
     generation = sa.Column(sa.Integer, nullable=False, default=0)
     created_at = sa.Column(sa.DateTime, nullable=False)
     updated_at = sa.Column(sa.DateTime, nullable=True)
+    # Placement's consumer type (REST API 1.38; see migration 0012)
+    consumer_type = sa.Column(sa.String(255), nullable=True)
 
 
 class Allocation(Base):
@@ -219,6 +221,34 @@ class AggregateMetadata(Base):
     value = sa.Column(sa.String(255), nullable=False)
 
 
+class CustomResourceClass(Base):
+    """A CUSTOM_ resource class defined through the REST API (0012)."""
+
+    __tablename__ = "resource_classes"
+    __table_args__ = (
+        sa.UniqueConstraint("name", name="uniq_resource_classes0name"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    name = sa.Column(sa.String(255), nullable=False)
+    created_at = sa.Column(sa.DateTime, nullable=False)
+    updated_at = sa.Column(sa.DateTime, nullable=True)
+
+
+class CustomTrait(Base):
+    """A CUSTOM_ trait defined through the REST API (0012)."""
+
+    __tablename__ = "traits"
+    __table_args__ = (
+        sa.UniqueConstraint("name", name="uniq_traits0name"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    name = sa.Column(sa.String(255), nullable=False)
+    created_at = sa.Column(sa.DateTime, nullable=False)
+    updated_at = sa.Column(sa.DateTime, nullable=True)
+
+
 class Move(Base):
     """A move's migration consumer and the instance it holds the source
     for (Nova's migration record, as far as claims need it).
@@ -258,6 +288,8 @@ AGGREGATES = Aggregate.__table__            # the aggregates themselves
 AGGREGATE_HOSTS = AggregateHost.__table__
 AGGREGATE_META = AggregateMetadata.__table__
 MOVES = Move.__table__
+CUSTOM_CLASSES = CustomResourceClass.__table__
+CUSTOM_TRAITS = CustomTrait.__table__
 
 #: the fields of an inventory, in the order the database's readers give
 #: them as tuples (``scheduler.state.update.Inventory``'s order)

@@ -1,0 +1,61 @@
+"""``/resource_providers/{uuid}/aggregates`` (from 1.1; with the
+provider's generation, compared and moved, from 1.19)."""
+
+from gantt.api import errors
+from gantt.api import microversion
+from gantt.api import schemas
+from gantt.api import wsgi_util as w
+from gantt.db import providers
+
+_RULE = "placement:resource_providers:aggregates:%s"
+
+
+def _send(req, conn, uuid):
+    row = providers.get(conn, uuid)
+    body = {"aggregates": sorted(providers.aggregates_of(conn, row.id))}
+    if microversion.at_least(req, 19):
+        body["resource_provider_generation"] = row.generation
+    return w.json_response(req, body)
+
+
+@w.Wsgify
+@w.check_accept("application/json")
+@w.since(1)
+def get_aggregates(req):
+    w.authorize(req, _RULE % "list")
+    with w.services(req).db.begin() as conn:
+        row = w.provider_or_404(conn, req)
+        return _send(req, conn, row.uuid)
+
+
+def _changed(detail=None):
+    return errors.conflict(
+        detail or "Resource provider's generation already changed. Please "
+                  "update the generation and try again.",
+        errors.CONCURRENT_UPDATE)
+
+
+@w.Wsgify
+@w.require_content("application/json")
+@w.since(1)
+def set_aggregates(req):
+    w.authorize(req, _RULE % "update")
+    with_generation = microversion.at_least(req, 19)
+    data = w.extract_json(req.body, schemas.AGGREGATES_1_19 if
+                          with_generation else schemas.AGGREGATES_1_1)
+    wanted = data["aggregates"] if with_generation else data
+    with w.services(req).db.begin() as conn:
+        row = w.provider_or_404(conn, req)
+        if with_generation and (
+                row.generation != data["resource_provider_generation"]):
+            raise _changed()
+        try:
+            providers.set_aggregates(conn, row, wanted,
+                                     generation=with_generation)
+        except providers.Conflict:
+            raise _changed("Update conflict: Another thread concurrently "
+                           "updated the data. Please retry your update") \
+                from None
+        resp = _send(req, conn, row.uuid)
+    w.services(req).notifier.providers_changed()
+    return resp

@@ -1,0 +1,331 @@
+"""Resource providers as Placement's REST API reads and writes them.
+
+Every change of a provider's inventories, traits or aggregates compares
+and swaps the provider's ``generation`` (the one claims compare, see
+:mod:`gantt.db.allocations`), so that a REST write and a claim racing on
+one provider meet on its row: one of them fails with ``ProviderConflict``
+and changes nothing.
+
+The filters of ``GET /resource_providers`` are applied in SQL for what
+narrows (name, uuid, tree) and in Python over the few rows left for the
+rest (traits, aggregates, capacity), read in one statement each.
+"""
+
+import collections
+import dataclasses
+import datetime
+
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from gantt import exception
+from gantt.db.models import AGGS
+from gantt.db.models import ALLOC
+from gantt.db.models import INV
+from gantt.db.models import RP
+from gantt.db.models import TRAITS
+
+_PARENT = RP.alias("parent")
+_ROOT = RP.alias("root")
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One provider as the API shows it."""
+
+    id: int
+    uuid: str
+    name: str
+    generation: int
+    parent_uuid: str | None
+    root_uuid: str
+    root_id: int
+    created_at: datetime.datetime
+    updated_at: datetime.datetime | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Filters:
+    """``GET /resource_providers``'s filters (empty: no filter)."""
+
+    name: str | None = None
+    uuid: str | None = None
+    in_tree: str | None = None
+    member_of: tuple = ()          # any-of sets, ANDed
+    forbidden_aggregates: frozenset = frozenset()
+    required: tuple = ()           # any-of trait sets, ANDed
+    forbidden_traits: frozenset = frozenset()
+    resources: dict = dataclasses.field(default_factory=dict)
+
+
+class Conflict(exception.GanttException):
+    msg_fmt = "resource provider %(uuid)s changed: generation %(seen)s"
+
+
+def _select():
+    return (sa.select(RP.c.id, RP.c.uuid, RP.c.name, RP.c.generation,
+                      _PARENT.c.uuid.label("parent_uuid"),
+                      _ROOT.c.uuid.label("root_uuid"),
+                      RP.c.root_provider_id, RP.c.created_at,
+                      RP.c.updated_at)
+            .select_from(RP.outerjoin(_PARENT, _PARENT.c.id ==
+                                      RP.c.parent_provider_id)
+                         .outerjoin(_ROOT, _ROOT.c.id ==
+                                    RP.c.root_provider_id)))
+
+
+def _row(r):
+    return Row(r.id, r.uuid, r.name, r.generation, r.parent_uuid,
+               r.root_uuid or r.uuid, r.root_provider_id or r.id,
+               r.created_at, r.updated_at)
+
+
+def get(conn, uuid):
+    """The provider ``uuid`` as a :class:`Row`, or None."""
+    r = conn.execute(_select().where(RP.c.uuid == uuid)).first()
+    return None if r is None else _row(r)
+
+
+def by_name(conn, name):
+    r = conn.execute(_select().where(RP.c.name == name)).first()
+    return None if r is None else _row(r)
+
+
+def find(conn, filters):
+    """The providers that pass every filter, by id."""
+    query = _select().order_by(RP.c.id)
+    if filters.name is not None:
+        query = query.where(RP.c.name == filters.name)
+    if filters.uuid is not None:
+        query = query.where(RP.c.uuid == filters.uuid)
+    if filters.in_tree is not None:
+        tree = get(conn, filters.in_tree)
+        if tree is None:
+            return []
+        query = query.where(RP.c.root_provider_id == tree.root_id)
+    rows = [_row(r) for r in conn.execute(query)]
+    return [r for r in rows if _passes(conn, r, filters)] if (
+        rows and _narrows(filters)) else rows
+
+
+def _narrows(filters):
+    return bool(filters.member_of or filters.forbidden_aggregates or
+                filters.required or filters.forbidden_traits or
+                filters.resources)
+
+
+def _passes(conn, row, filters):
+    if filters.required or filters.forbidden_traits:
+        traits = traits_of(conn, row.id)
+        if any(not (anyof & traits) for anyof in filters.required):
+            return False
+        if traits & filters.forbidden_traits:
+            return False
+    if filters.member_of or filters.forbidden_aggregates:
+        aggs = aggregates_of(conn, row.id)
+        if any(not (anyof & aggs) for anyof in filters.member_of):
+            return False
+        if aggs & filters.forbidden_aggregates:
+            return False
+    if filters.resources:
+        invs, used = inventories_of(conn, row.id), usages_of(conn, row.id)
+        return all(_fits(invs.get(rc), used.get(rc, 0), amount)
+                   for rc, amount in filters.resources.items())
+    return True
+
+
+def _fits(inv, used, amount):
+    if inv is None:
+        return False
+    capacity = (inv.total - inv.reserved) * inv.allocation_ratio
+    return (inv.min_unit <= amount <= inv.max_unit and
+            amount % inv.step_size == 0 and used + amount <= capacity)
+
+
+def create(conn, uuid, name, parent=None):
+    """Insert a provider (a root, or a child of the :class:`Row`
+    ``parent``) at generation 0."""
+    now = timeutils.utcnow()
+    rp_id = conn.execute(RP.insert().values(
+        uuid=uuid, name=name, generation=0,
+        root_provider_id=parent.root_id if parent else None,
+        parent_provider_id=parent.id if parent else None,
+        created_at=now)).inserted_primary_key[0]
+    if parent is None:
+        conn.execute(RP.update().where(RP.c.id == rp_id).values(
+            root_provider_id=rp_id))
+    return get(conn, uuid)
+
+
+def update(conn, row, name, parent):
+    """Rename ``row`` and put it under ``parent`` (a Row, or None for a
+    root); the whole subtree moves with it."""
+    root_id = parent.root_id if parent is not None else row.id
+    conn.execute(RP.update().where(RP.c.id == row.id).values(
+        name=name, parent_provider_id=parent.id if parent else None,
+        updated_at=timeutils.utcnow()))
+    if root_id != row.root_id:
+        ids = subtree_ids(conn, row.id)
+        conn.execute(RP.update().where(RP.c.id.in_(ids)).values(
+            root_provider_id=root_id))
+    return get(conn, row.uuid)
+
+
+def subtree_ids(conn, rp_id):
+    """``rp_id`` and every provider below it."""
+    children = collections.defaultdict(list)
+    root = conn.execute(sa.select(RP.c.root_provider_id).where(
+        RP.c.id == rp_id)).scalar_one()
+    for child, parent in conn.execute(
+            sa.select(RP.c.id, RP.c.parent_provider_id).where(
+                RP.c.root_provider_id == root)):
+        children[parent].append(child)
+    found, todo = [], [rp_id]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(children[current])
+    return found
+
+
+def has_children(conn, rp_id):
+    return conn.execute(sa.select(RP.c.id).where(
+        RP.c.parent_provider_id == rp_id).limit(1)).first() is not None
+
+
+def has_allocations(conn, rp_id):
+    return conn.execute(sa.select(ALLOC.c.id).where(
+        ALLOC.c.resource_provider_id == rp_id).limit(1)).first() is not None
+
+
+def delete(conn, row):
+    for table in (INV, TRAITS, AGGS):
+        conn.execute(table.delete().where(
+            table.c.resource_provider_id == row.id))
+    conn.execute(RP.delete().where(RP.c.id == row.id))
+
+
+def bump(conn, row, seen=None):
+    """Compare-and-swap ``row``'s generation from ``seen`` (the row's own
+    when None); :class:`Conflict` if another write moved it.
+
+    :returns: the new generation
+    """
+    seen = row.generation if seen is None else seen
+    done = conn.execute(RP.update().where(RP.c.id == row.id).where(
+        RP.c.generation == seen).values(
+        generation=seen + 1, updated_at=timeutils.utcnow())).rowcount
+    if done != 1:
+        raise Conflict(uuid=row.uuid, seen=seen)
+    return seen + 1
+
+
+# -- contents -------------------------------------------------------------
+
+def inventories_of(conn, rp_id):
+    """``{class: inventory row}``."""
+    return {r.resource_class: r for r in conn.execute(
+        sa.select(INV).where(INV.c.resource_provider_id == rp_id)
+        .order_by(INV.c.resource_class))}
+
+
+def usages_of(conn, rp_id):
+    """``{class: amount allocated}``."""
+    return {rc: int(used) for rc, used in conn.execute(
+        sa.select(ALLOC.c.resource_class, sa.func.sum(ALLOC.c.used))
+        .where(ALLOC.c.resource_provider_id == rp_id)
+        .group_by(ALLOC.c.resource_class))}
+
+
+def traits_of(conn, rp_id):
+    return frozenset(conn.execute(sa.select(TRAITS.c.trait).where(
+        TRAITS.c.resource_provider_id == rp_id)).scalars())
+
+
+def aggregates_of(conn, rp_id):
+    return frozenset(conn.execute(sa.select(AGGS.c.aggregate_uuid).where(
+        AGGS.c.resource_provider_id == rp_id)).scalars())
+
+
+def replace_set(conn, row, table, column, wanted):
+    """Make ``row``'s traits or aggregates exactly ``wanted``."""
+    have = set(conn.execute(sa.select(table.c[column]).where(
+        table.c.resource_provider_id == row.id)).scalars())
+    gone, new = have - set(wanted), set(wanted) - have
+    if gone:
+        conn.execute(table.delete().where(
+            table.c.resource_provider_id == row.id).where(
+            table.c[column].in_(sorted(gone))))
+    if new:
+        conn.execute(table.insert(), [
+            {"resource_provider_id": row.id, column: v}
+            for v in sorted(new)])
+
+
+def set_traits(conn, row, traits, seen):
+    bump(conn, row, seen)
+    replace_set(conn, row, TRAITS, "trait", traits)
+
+
+def set_aggregates(conn, row, aggregates, seen=None, generation=True):
+    """Replace ``row``'s aggregates; the generation moves only when
+    ``generation`` (microversion 1.19 on)."""
+    if generation:
+        bump(conn, row, seen)
+    replace_set(conn, row, AGGS, "aggregate_uuid", aggregates)
+
+
+#: what an inventory field left out is (Placement's defaults)
+MAX_INT = 0x7FFFFFFF
+INVENTORY_DEFAULTS = {"reserved": 0, "min_unit": 1, "max_unit": MAX_INT,
+                      "step_size": 1, "allocation_ratio": 1.0}
+
+
+def write_inventories(conn, row, wanted, seen, replace):
+    """Set inventories (``{class: fields}``); with ``replace``, remove
+    the classes not in ``wanted``.
+
+    :raises: Conflict; InventoryInUse when a class to remove holds
+        allocations; CapacityBelowUsage (never raised: Placement allows
+        shrinking below usage, which then shows as overcommitted)
+    """
+    bump(conn, row, seen)
+    have = inventories_of(conn, row.id)
+    if replace:
+        gone = sorted(set(have) - set(wanted))
+        if gone:
+            _refuse_in_use(conn, row, gone)
+            conn.execute(INV.delete().where(
+                INV.c.resource_provider_id == row.id).where(
+                INV.c.resource_class.in_(gone)))
+    for rc, fields in wanted.items():
+        values = dict(INVENTORY_DEFAULTS, **fields)
+        if rc in have:
+            conn.execute(INV.update().where(INV.c.id == have[rc].id)
+                         .values(**values))
+        else:
+            conn.execute(INV.insert().values(
+                resource_provider_id=row.id, resource_class=rc, **values))
+
+
+class InventoryInUse(exception.GanttException):
+    msg_fmt = ("Inventory for '%(classes)s' on resource provider "
+               "'%(uuid)s' in use.")
+
+
+def _refuse_in_use(conn, row, classes):
+    used = sorted(set(conn.execute(
+        sa.select(ALLOC.c.resource_class).distinct()
+        .where(ALLOC.c.resource_provider_id == row.id)
+        .where(ALLOC.c.resource_class.in_(classes))).scalars()))
+    if used:
+        raise InventoryInUse(classes=", ".join(used), uuid=row.uuid)
+
+
+def delete_inventory(conn, row, rc, seen=None):
+    """Remove one class's inventory; False if there was none."""
+    _refuse_in_use(conn, row, [rc])
+    bump(conn, row, seen)
+    return conn.execute(INV.delete().where(
+        INV.c.resource_provider_id == row.id).where(
+        INV.c.resource_class == rc)).rowcount > 0
