@@ -4,7 +4,8 @@ Both fixtures run, one after the other (Placement's on its own database,
 through its own objects; Gantt's on Gantt's); both worlds are read back
 as plain data and compared: providers by name with their parent,
 generation, inventories, traits, aggregates (named by their members) and
-usage; the consumers' allocations; the environment variables the YAML
+usage; the consumers' allocations and generations; the custom resource
+classes and traits defined; the environment variables the YAML
 files read, with provider uuids as the providers' names. Uuids are drawn
 anew by each fixture, so they are compared through what they name.
 """
@@ -18,6 +19,7 @@ from placement.tests.functional.fixtures import gabbits as placement_fx
 import pytest
 import sqlalchemy as sa
 
+from gantt.db import names
 from gantt.db.models import AGGS
 from gantt.db.models import ALLOC
 from gantt.db.models import CONSUMERS
@@ -56,7 +58,7 @@ class Rows:
     its variable."""
 
     def __init__(self, providers, inventories, traits, aggregates,
-                 allocations, aliases):
+                 allocations, aliases, custom=()):
         names = {p.id: aliases.get(p.name, p.name) for p in providers}
         self.uuid_names = {p.uuid: names[p.id] for p in providers}
         self.providers = {names[p.id]: (names.get(p.parent_provider_id),
@@ -69,6 +71,7 @@ class Rows:
         self.aggregates = {(names[rp], frozenset(members[agg]))
                            for rp, agg in aggregates}
         self.allocations = self._consumers(names, allocations, aliases)
+        self.custom = set(custom)
 
         self.env = {k: self.uuid_names.get(v, aliases.get(v, v))
                     for k, v in aliases.env.items()}
@@ -78,10 +81,10 @@ class Rows:
         """A multiset of consumers, each the set of what it holds (with
         its project and user)."""
         held = collections.defaultdict(set)
-        for consumer, rp, rc, used, project, user in allocations:
+        for consumer, rp, rc, used, project, user, gen in allocations:
             held[consumer].add((names[rp], rc, used,
                                 aliases.get(project, project),
-                                aliases.get(user, user)))
+                                aliases.get(user, user), gen))
         return collections.Counter(frozenset(v) for v in held.values())
 
 
@@ -117,8 +120,10 @@ def placement_rows(aliases):
             t["resource_provider_aggregates"].c.aggregate_id)))
         allocations = _placement_allocations(conn, t, rcs)
         providers = list(conn.execute(sa.select(t["resource_providers"])))
+    custom = [n for n in list(rcs.values()) + list(trait_names.values())
+              if n.startswith("CUSTOM_")]
     return Rows(providers, inventories, traits, aggregates, allocations,
-                aliases)
+                aliases, custom)
 
 
 def _placement_allocations(conn, t, rcs):
@@ -127,12 +132,13 @@ def _placement_allocations(conn, t, rcs):
     query = (sa.select(a.c.consumer_id, a.c.resource_provider_id,
                        a.c.resource_class_id, a.c.used,
                        p.c.external_id.label("project"),
-                       u.c.external_id.label("user"))
+                       u.c.external_id.label("user"), c.c.generation)
              .join(c, c.c.uuid == a.c.consumer_id)
              .join(p, p.c.id == c.c.project_id)
              .join(u, u.c.id == c.c.user_id))
     return [(r.consumer_id, r.resource_provider_id,
-             rcs[r.resource_class_id], r.used, r.project, r.user)
+             rcs[r.resource_class_id], r.used, r.project, r.user,
+             r.generation)
             for r in conn.execute(query)]
 
 
@@ -148,11 +154,15 @@ def gantt_rows(db, aliases):
         allocations = list(conn.execute(
             sa.select(ALLOC.c.consumer_uuid, ALLOC.c.resource_provider_id,
                       ALLOC.c.resource_class, ALLOC.c.used,
-                      CONSUMERS.c.project_id, CONSUMERS.c.user_id)
+                      CONSUMERS.c.project_id, CONSUMERS.c.user_id,
+                      CONSUMERS.c.generation)
             .join(CONSUMERS, CONSUMERS.c.uuid == ALLOC.c.consumer_uuid)))
         providers = list(conn.execute(sa.select(RP)))
+        custom = [n.name for vocabulary in (names.CLASSES, names.TRAIT_NAMES)
+                  for n in vocabulary.all(conn)
+                  if n.name.startswith("CUSTOM_")]
     return Rows(providers, inventories, traits, aggregates, allocations,
-                aliases)
+                aliases, custom)
 
 
 def build(fixture_cls, read):
@@ -181,3 +191,4 @@ def test_the_world_is_placements(name):
     assert ours.traits == theirs.traits
     assert ours.aggregates == theirs.aggregates
     assert ours.allocations == theirs.allocations
+    assert ours.custom == theirs.custom

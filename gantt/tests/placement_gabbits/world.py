@@ -6,9 +6,11 @@ The helpers Placement's fixtures use (``create_provider``,
 and the same effect on generations, written on Gantt's tables through
 Gantt's own DB layer: providers through
 :func:`gantt.db.tree_writer.insert_provider`, their contents through
-:func:`gantt.db.tree_writer.insert_contents` and allocations through the
-claim, :func:`gantt.db.allocations.claim`, so that a fixture's usage is
-exactly what a claim would have written.
+:func:`gantt.db.tree_writer.insert_contents`, custom classes and traits
+defined in :mod:`gantt.db.names` (as Placement's helpers define them), and
+allocations through :func:`gantt.db.consumers.write`, the claim a ``PUT
+/allocations`` makes, so that a fixture's usage and consumer generations
+are exactly what the API would have written.
 
 A :class:`World` holds one transaction's connection; each fixture builds
 its world in one transaction (``with World.open(db) as world: ...``).
@@ -21,7 +23,8 @@ from oslo_utils import timeutils
 from oslo_utils.fixture import uuidsentinel
 import sqlalchemy as sa
 
-from gantt.db import allocations
+from gantt.db import consumers
+from gantt.db import names
 from gantt.db import tree_writer
 from gantt.db.models import AGGS
 from gantt.db.models import RP
@@ -105,13 +108,16 @@ class World:
         """One more inventory; ``max_unit`` defaults to ``total`` as in
         Placement's helper; bumps the generation once."""
         fields.setdefault("max_unit", total)
+        _define(self.conn, names.CLASSES, [resource_class])
         inv = InventoryRecord(resource_class, total, **fields)
         tree_writer.insert_contents(
             self.conn, [(rp.id, Contents(inventories=(inv,)))])
         self._bump(rp)
 
     def set_traits(self, rp, *traits):
-        """Replace the provider's traits; bumps the generation once."""
+        """Replace the provider's traits (custom ones defined first);
+        bumps the generation once."""
+        _define(self.conn, names.TRAIT_NAMES, traits)
         self.conn.execute(
             TRAITS.delete().where(TRAITS.c.resource_provider_id == rp.id))
         tree_writer.insert_contents(
@@ -120,14 +126,24 @@ class World:
 
     def set_allocation(self, rp, consumer, amounts):
         """Replace ``consumer``'s allocations with ``amounts`` of ``rp``:
-        Gantt's claim, which bumps the provider's generation."""
-        allocations.claim(
-            self.conn, consumer.uuid, {rp.uuid: dict(amounts)},
+        the REST API's write (Gantt's claim), which bumps the provider's
+        generation and the consumer's."""
+        write = consumers.Write(
+            consumer.uuid, {rp.uuid: dict(amounts)},
             project_id=consumer.project_id, user_id=consumer.user_id)
+        consumers.write(self.conn, [write], {
+            consumer.uuid: consumers.stored(self.conn, consumer.uuid)})
 
     def _bump(self, rp):
         self.conn.execute(RP.update().where(RP.c.id == rp.id).values(
             generation=RP.c.generation + 1))
+
+
+def _define(conn, vocabulary, wanted):
+    """Define the custom names among ``wanted`` not defined yet."""
+    for name in wanted:
+        if name.startswith("CUSTOM_"):
+            vocabulary.create(conn, name)
 
 
 @dataclasses.dataclass(frozen=True)
