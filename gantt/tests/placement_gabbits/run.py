@@ -23,6 +23,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import sys
 import time
 import unittest
@@ -64,12 +65,17 @@ def split_id(test_id):
     return stem, test
 
 
+#: the line of a traceback that says what went wrong
+_EXCEPTION_LINE = re.compile(r"^[\w.]*(Error|Exception|Failure)\b")
+
+
 def first_line(text):
-    """The assertion or error line of a traceback, shortened."""
+    """The exception line of a traceback (gabbi's failures go on with the
+    response body), shortened."""
     lines = [line.strip() for line in text.strip().splitlines()
              if line.strip()]
-    for line in reversed(lines):
-        if not line.startswith(("File ", "^", "~")):
+    for line in lines:
+        if _EXCEPTION_LINE.match(line):
             return line[:300]
     return lines[-1][:300] if lines else ""
 
