@@ -16,6 +16,7 @@ from microversion_parse import middleware as mp_middleware
 from oslo_log import log as logging
 import oslo_middleware
 from oslo_middleware import healthcheck
+from oslo_policy import policy as oslo_policy
 import webob.exc
 
 from gantt.api import auth
@@ -107,8 +108,17 @@ class _Policy:
         self.enforcer = enforcer
 
     def authorize(self, rule, target, ctx):
-        self.enforcer.authorize(rule, target, ctx, do_raise=True,
-                                action=rule)
+        """403 (Placement's words) unless the caller may: a refused rule
+        and a token of the wrong scope alike."""
+        try:
+            self.enforcer.authorize(rule, target, ctx, do_raise=True,
+                                    action=rule)
+        except (oslo_policy.PolicyNotAuthorized,
+                oslo_policy.InvalidScope):
+            raise errors.error(
+                webob.exc.HTTPForbidden,
+                "Policy does not allow %s to be performed." % rule) \
+                from None
 
 
 class _FaultWrapper:

@@ -7,6 +7,7 @@ from gantt.api.handlers import candidates
 from gantt.api.handlers import classes
 from gantt.api.handlers import inventories
 from gantt.api.handlers import providers
+from gantt.api.handlers import reshaper
 from gantt.api.handlers import root
 from gantt.api.handlers import traits
 from gantt.api.handlers import usages
@@ -57,6 +58,7 @@ def declarations():
         _RP + "/allocations": {"GET": allocations.list_for_provider},
         "/allocations": {"POST": allocations.set_many},
         "/allocation_candidates": {"GET": candidates.list_candidates},
+        "/reshaper": {"POST": reshaper.reshape},
         "/allocations/{consumer_uuid}": {
             "GET": allocations.list_for_consumer,
             "PUT": allocations.set_for_consumer,

@@ -194,3 +194,21 @@ for _minor, _keys, _suffix, _more in (
     CANDIDATES_QUERY[_minor] = dict(
         _obj(dict(_PROPS_1_25, **_more)),
         patternProperties=_grouped(_keys, _suffix))
+
+
+# -- reshaper -----------------------------------------------------------------
+
+def _reshaper(allocations):
+    allocations = copy.deepcopy(allocations)
+    allocations["minProperties"] = 0
+    return _obj({"inventories": {"type": "object",
+                                 "patternProperties": {_UUID_KEY: INVENTORIES},
+                                 "minProperties": 1,
+                                 "additionalProperties": False},
+                 "allocations": allocations},
+                ["inventories", "allocations"])
+
+
+RESHAPER = {30: _reshaper(ALLOCATIONS_POST[28]),
+            34: _reshaper(ALLOCATIONS_POST[34]),
+            38: _reshaper(ALLOCATIONS_POST[38])}

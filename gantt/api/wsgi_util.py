@@ -6,6 +6,7 @@ import functools
 import jsonschema
 from oslo_serialization import jsonutils
 from oslo_utils import timeutils
+from oslo_utils import uuidutils
 import webob.dec
 import webob.exc
 
@@ -13,6 +14,12 @@ from gantt.api import errors
 from gantt.api import microversion
 
 _FORMATS = jsonschema.FormatChecker()
+
+
+@_FORMATS.checks("uuid")
+def _uuid_like(value):
+    # Placement's: dashes optional, any case (oslo.utils' rule)
+    return not isinstance(value, str) or uuidutils.is_uuid_like(value)
 
 
 class Wsgify(webob.dec.wsgify):
@@ -166,3 +173,10 @@ def provider_or_404(conn, req, detail=None):
         raise errors.not_found(
             detail or "No resource provider with uuid %s found" % uuid)
     return row
+
+
+def require_provider(req):
+    """404 unless the provider named in the path exists (checked before
+    the body is read, as Placement does)."""
+    with services(req).db.begin() as conn:
+        provider_or_404(conn, req)

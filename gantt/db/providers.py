@@ -314,10 +314,15 @@ class InventoryInUse(exception.GanttException):
 
 
 def _refuse_in_use(conn, row, classes):
-    used = sorted(set(conn.execute(
+    held = set(conn.execute(
         sa.select(ALLOC.c.resource_class).distinct()
         .where(ALLOC.c.resource_provider_id == row.id)
-        .where(ALLOC.c.resource_class.in_(classes))).scalars()))
+        .where(ALLOC.c.resource_class.in_(classes))).scalars())
+    # in the order the inventories were made (Placement's message)
+    used = [rc for rc in conn.execute(
+        sa.select(INV.c.resource_class).where(
+            INV.c.resource_provider_id == row.id).order_by(INV.c.id))
+        .scalars() if rc in held]
     if used:
         raise InventoryInUse(classes=", ".join(used), uuid=row.uuid)
 

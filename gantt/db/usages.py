@@ -44,7 +44,7 @@ def by_consumer_type(conn, project_id, user_id=None, consumer_type=None):
 
     ``consumer_type`` "all" sums every type under "all"; "unknown" those
     of no type; another name that type alone; None every type apart (a
-    consumer of no type under None, as Placement shows it).
+    consumer of no type under "unknown").
     """
     base = _owned(sa.select(ALLOC.c.resource_class, ALLOC.c.used,
                             ALLOC.c.consumer_uuid,
@@ -57,7 +57,8 @@ def by_consumer_type(conn, project_id, user_id=None, consumer_type=None):
     result = collections.defaultdict(lambda: collections.defaultdict(int))
     consumers = collections.defaultdict(set)
     for rc, used, consumer, ctype in conn.execute(base):
-        key = consumer_type if consumer_type in ("all", "unknown") else ctype
+        key = (consumer_type if consumer_type in ("all", "unknown")
+               else ctype or "unknown")
         result[key][rc] += int(used)
         consumers[key].add(consumer)
     return {key: dict(usage, consumer_count=len(consumers[key]))

@@ -10,9 +10,11 @@ from gantt.db import providers
 _RULE = "placement:resource_providers:aggregates:%s"
 
 
-def _send(req, conn, uuid):
+def _send(req, conn, uuid, given=None):
+    """The provider's aggregates (in the order given, after a PUT)."""
     row = providers.get(conn, uuid)
-    body = {"aggregates": sorted(providers.aggregates_of(conn, row.id))}
+    body = {"aggregates": list(given) if given is not None else sorted(
+        providers.aggregates_of(conn, row.id))}
     if microversion.at_least(req, 19):
         body["resource_provider_generation"] = row.generation
     return w.json_response(req, body)
@@ -41,6 +43,7 @@ def _changed(detail=None):
 def set_aggregates(req):
     w.authorize(req, _RULE % "update")
     with_generation = microversion.at_least(req, 19)
+    w.require_provider(req)
     data = w.extract_json(req.body, schemas.AGGREGATES_1_19 if
                           with_generation else schemas.AGGREGATES_1_1)
     wanted = data["aggregates"] if with_generation else data
@@ -56,6 +59,6 @@ def set_aggregates(req):
             raise _changed("Update conflict: Another thread concurrently "
                            "updated the data. Please retry your update") \
                 from None
-        resp = _send(req, conn, row.uuid)
+        resp = _send(req, conn, row.uuid, wanted)
     w.services(req).notifier.providers_changed()
     return resp

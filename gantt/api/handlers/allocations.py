@@ -146,12 +146,12 @@ def set_many(req):
 
 def _write(req, data, not_found_prefix):
     services = w.services(req)
-    writes = [_to_write(req, uuid, body) for uuid, body in data.items()]
+    writes = [to_write(req, uuid, body) for uuid, body in data.items()]
     for attempt in range(ATTEMPTS):
         try:
             with services.db.begin() as conn:
-                _check_names(conn, writes, not_found_prefix)
-                seen = _checked_consumers(req, conn, data)
+                check_names(conn, writes, not_found_prefix)
+                seen = checked_consumers(req, conn, data)
                 states = consumers.write(conn, writes, seen)
             break
         except exception.ConsumerConflict as exc:
@@ -166,11 +166,11 @@ def _write(req, data, not_found_prefix):
                     from None
         except exception.CapacityExceeded as exc:
             raise errors.conflict("Unable to allocate inventory: %s" %
-                                  _placement_reason(exc)) from None
+                                  placement_reason(exc)) from None
     services.notifier.usage_changed(list(states.values()))
 
 
-def _to_write(req, consumer_uuid, body):
+def to_write(req, consumer_uuid, body):
     return consumers.Write(
         consumer_uuid,
         {rp: dict(a["resources"]) for rp, a in body["allocations"].items()},
@@ -178,7 +178,7 @@ def _to_write(req, consumer_uuid, body):
         body.get("consumer_type"))
 
 
-def _check_names(conn, writes, prefix):
+def check_names(conn, writes, prefix):
     """400 for an unknown provider or class (nothing written)."""
     for wr in writes:
         for rp_uuid, resources in wr.allocations.items():
@@ -193,7 +193,7 @@ def _check_names(conn, writes, prefix):
                         prefix, sorted(unknown)[0]))
 
 
-def _checked_consumers(req, conn, data):
+def checked_consumers(req, conn, data):
     """Each consumer's stored row; from 1.28 its generation must be the
     one the body names (null: a new consumer)."""
     seen = {}
@@ -212,7 +212,7 @@ def _checked_consumers(req, conn, data):
     return seen
 
 
-def _placement_reason(exc):
+def placement_reason(exc):
     """A refused claim in Placement's words."""
     rc, rp = exc.kwargs["resource_class"], exc.kwargs["provider"]
     reason = exc.kwargs["reason"]

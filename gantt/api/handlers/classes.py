@@ -97,7 +97,8 @@ def _rename_class(req):
                 table.c.resource_class == old).values(resource_class=new))
         found = names.CLASSES.get(conn, new)
     resp = w.json_response(req, _serialize(req, found))
-    resp.cache_control = resp.last_modified = None
+    for header in ("Cache-Control", "Last-Modified"):
+        resp.headers.pop(header, None)
     return resp
 
 

@@ -40,7 +40,7 @@ def _send_one(req, conn, uuid, rc, status=200):
         status=status)
 
 
-def _checked(req, row, rc, fields):
+def checked(req, row, rc, fields, verb="update"):
     """``fields`` with defaults, refused (400) when its capacity is not
     positive (zero allowed from 1.26) or min/max are inverted."""
     inv = dict(providers.INVENTORY_DEFAULTS, **fields)
@@ -49,10 +49,10 @@ def _checked(req, row, rc, fields):
     can_be_total = microversion.at_least(req, 26)
     if capacity < 0 or (capacity == 0 and not can_be_total):
         raise errors.bad_request(
-            "Unable to update inventory for resource provider %s: Invalid "
+            "Unable to %s inventory for resource provider %s: Invalid "
             "inventory for '%s' on resource provider '%s'. The reserved "
             "value is greater than %s." % (
-                row.uuid, rc, row.uuid,
+                verb, row.uuid, rc, row.uuid,
                 "total" if can_be_total else "or equal to total"))
     if inv["min_unit"] > inv["max_unit"]:
         raise errors.bad_request(
@@ -61,7 +61,7 @@ def _checked(req, row, rc, fields):
     return inv
 
 
-def _refuse_unknown(conn, row, classes):
+def refuse_unknown(conn, row, classes):
     unknown = set(classes) - names.CLASSES.known(conn, classes)
     if unknown:
         raise errors.bad_request(
@@ -105,11 +105,12 @@ def get_inventory(req):
 @w.require_content("application/json")
 def create_inventory(req):
     w.authorize(req, _RULE % "create")
+    w.require_provider(req)
     data = w.extract_json(req.body, schemas.INVENTORY_POST)
     rc = data.pop("resource_class")
     with w.services(req).db.begin() as conn:
         row = w.provider_or_404(conn, req)
-        inv = _checked(req, row, rc, data)
+        inv = checked(req, row, rc, data, verb="create")
         if rc not in names.CLASSES.known(conn, [rc]):
             raise errors.bad_request(
                 "Unable to create inventory for resource provider %s: No "
@@ -139,13 +140,14 @@ def _write(conn, row, wanted, seen, replace):
 @w.require_content("application/json")
 def set_inventories(req):
     w.authorize(req, _RULE % "update")
+    w.require_provider(req)
     data = w.extract_json(req.body, schemas.INVENTORIES)
     with w.services(req).db.begin() as conn:
         row = w.provider_or_404(conn, req)
         _check_generation(row, data)
-        wanted = {rc: _checked(req, row, rc, fields)
+        wanted = {rc: checked(req, row, rc, fields)
                   for rc, fields in data["inventories"].items()}
-        _refuse_unknown(conn, row, wanted)
+        refuse_unknown(conn, row, wanted)
         _write(conn, row, wanted, row.generation, replace=True)
         resp = _send_all(req, conn, row.uuid)
     w.services(req).notifier.providers_changed()
@@ -157,11 +159,12 @@ def set_inventories(req):
 def update_inventory(req):
     w.authorize(req, _RULE % "update")
     rc = w.path_item(req, "resource_class")
+    w.require_provider(req)
     data = w.extract_json(req.body, schemas.INVENTORY)
     with w.services(req).db.begin() as conn:
         row = w.provider_or_404(conn, req)
         _check_generation(row, data)
-        inv = _checked(req, row, rc, data)
+        inv = checked(req, row, rc, data)
         if rc not in providers.inventories_of(conn, row.id):
             raise errors.bad_request(
                 "No inventory record with resource class for resource "

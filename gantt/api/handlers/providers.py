@@ -96,14 +96,16 @@ def create_provider(req):
         _refuse_duplicates(conn, uuid, data["name"])
         parent = None
         if data.get("parent_provider_uuid"):
-            parent = providers.get(conn, data["parent_provider_uuid"])
-            if parent is None or parent.uuid == uuid:
+            parent_uuid = str(uuid_mod.UUID(data["parent_provider_uuid"]))
+            parent = (providers.get(conn, parent_uuid)
+                      if parent_uuid != uuid else None)
+            if parent is None:
                 raise errors.bad_request(
                     'Unable to create resource provider "%s", %s: Object '
                     'action create failed because: %s' % (
                         data["name"], uuid,
                         "parent provider UUID does not exist."
-                        if parent is None else "parent provider UUID "
+                        if parent_uuid != uuid else "parent provider UUID "
                         "cannot be same as UUID. Please set parent "
                         "provider UUID to None if there is no parent."))
         row = providers.create(conn, uuid, data["name"], parent)
@@ -133,6 +135,7 @@ def _refuse_duplicates(conn, uuid, name):
 @w.require_content("application/json")
 def update_provider(req):
     w.authorize(req, _RULE % "update")
+    w.require_provider(req)
     data = w.extract_json(req.body, schemas.PROVIDER_PUT_1_14 if (
         microversion.at_least(req, 14)) else schemas.PROVIDER_PUT)
     with w.services(req).db.begin() as conn:

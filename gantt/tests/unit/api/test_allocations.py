@@ -108,3 +108,23 @@ def test_provider_allocations_list_consumers(client):
                      version=V).json
     assert got["allocations"] == {consumer: {
         "resources": {"VCPU": 2}, "consumer_generation": 1}}
+
+
+def test_reshape_moves_vcpu_to_a_child_with_its_allocation(client):
+    root = _provider(client, "root", vcpu=4)
+    child = _create(client, "numa0", parent=root)["uuid"]
+    consumer = str(uuid.uuid4())
+    client.put("/allocations/" + consumer, _body(root, 2), version=V)
+    resp = client.post("/reshaper", {
+        "inventories": {
+            root: {"resource_provider_generation": 2, "inventories": {}},
+            child: {"resource_provider_generation": 0,
+                    "inventories": {"VCPU": {"total": 4}}}},
+        "allocations": {
+            consumer: dict(_body(child, 2), consumer_generation=1)},
+    }, version=V, token="admin", headers={"X-Roles": "service"})
+    assert resp.status_int == 204, resp.text
+    got = client.get("/allocations/" + consumer, version=V).json
+    assert list(got["allocations"]) == [child]
+    assert client.get("/resource_providers/%s/inventories" % root,
+                      version=V).json["inventories"] == {}
