@@ -117,18 +117,19 @@ def _time_put(args, client, request, targets):
     if not targets:
         return {"put_status": "no candidate"}
     seq = iter(range(10 ** 9))
-    statuses = set()
+    statuses = {}
 
     def put():
-        rp = next(iter(targets[next(seq) % len(targets)]))
+        rp = next(iter(targets[next(seq) % len(targets)]["allocations"]))
         r = client.call("PUT", "/allocations/%s" % uuidlib.uuid4(),
                         placement_requests.claim_body(rp, request))
-        statuses.add(r.status_int)
+        statuses.setdefault(r.status_int, r.text[:300])
 
     lat = harness.repeat(put, args.claim_seconds,
                          min_reps=min(10, len(targets)),
                          max_reps=min(args.max_reps, len(targets)))
-    if statuses != {204}:
+    if set(statuses) != {204}:
+        harness.log("PUT answered: %s", statuses)
         return {"put_status": ",".join(map(str, sorted(statuses)))}
     return {"put": harness.summary_ms(lat)}
 

@@ -44,7 +44,20 @@ class LazyApp:
         if self._app is None:
             from gantt.api import app as app_mod
             self._app = app_mod.make_app(CONF)
+        pep3333_path(environ)
         return self._app(environ, start_response)
+
+
+def pep3333_path(environ):
+    """``PATH_INFO`` as a WSGI server gives it (PEP 3333: the raw bytes
+    decoded as latin-1). gabbi's transport, httpx's WSGITransport, puts the
+    path decoded as UTF-8 there, a string no real server passes (for
+    ``/%E2%98%83`` a snowman rather than three latin-1 characters)."""
+    path = environ.get("PATH_INFO", "")
+    try:
+        path.encode("latin-1")
+    except UnicodeEncodeError:
+        environ["PATH_INFO"] = path.encode("utf-8").decode("latin-1")
 
 
 def setup_app():
