@@ -22,6 +22,9 @@ if is_gantt_enabled; then
         echo_summary "Configuring Gantt"
         configure_gantt
         init_gantt
+        if is_service_enabled gantt-api; then
+            create_gantt_accounts
+        fi
 
     elif [[ "$1" == "stack" && "$2" == "extra" ]]; then
         echo_summary "Starting Gantt"

@@ -16,7 +16,6 @@ from oslo_log import log as logging
 from gantt import exception
 from gantt.api import app as app_mod
 from gantt.cmd import common
-from gantt.db import migration
 
 LOG = logging.getLogger(__name__)
 
@@ -33,12 +32,7 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
 
 def _preflight(conf):
     common.check_values(conf)
-    current = common.schema_version(conf)
-    if current != migration.head_version():
-        raise exception.ConfigurationError(
-            reason="database schema is at %s, this code needs %s: run "
-                   "'gantt-manage db sync'" % (current,
-                                              migration.head_version()))
+    common.require_schema_head(conf)
 
 
 def serve(conf, app):

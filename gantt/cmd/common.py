@@ -127,6 +127,16 @@ def listing(found):
     return "; ".join(str(bad) for bad in found)
 
 
+def require_schema_head(conf):
+    """ConfigurationError unless the database's schema is this code's."""
+    current = schema_version(conf)
+    if current != migration.head_version():
+        raise exception.ConfigurationError(
+            reason="database schema is at %s, this code needs %s: run "
+                   "'gantt-manage db sync'" % (current,
+                                              migration.head_version()))
+
+
 def schema_version(conf):
     """The schema revision of the ``[database] connection`` database.
 

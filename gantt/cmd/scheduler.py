@@ -10,7 +10,6 @@ from gantt import exception
 from gantt import reports
 from gantt import service as gantt_service
 from gantt.cmd import common
-from gantt.db import migration
 from gantt.rpcapi import versions
 from gantt.scheduler.pipeline import profiles
 
@@ -26,12 +25,7 @@ def _preflight(conf):
     profiles.build(conf)
     # every worker's client honours the cap for its casts to its peers
     versions.configured_cap(conf)
-    current = common.schema_version(conf)
-    if current != migration.head_version():
-        raise exception.ConfigurationError(
-            reason="database schema is at %s, this code needs %s: run "
-                   "'gantt-manage db sync'" % (current,
-                                              migration.head_version()))
+    common.require_schema_head(conf)
 
 
 def _preflight_error(conf):

@@ -18,8 +18,10 @@ import dataclasses
 import sqlalchemy as sa
 
 from gantt.db import allocations
+from gantt.db import providers
 from gantt.db.models import ALLOC
 from gantt.db.models import CONSUMERS
+from gantt.db.models import RP
 
 #: Placement's ``[placement] incomplete_consumer_project_id`` and
 #: ``..._user_id`` defaults: the owner of a consumer written before 1.8
@@ -62,16 +64,42 @@ def holds(conn, consumer_uuid):
         ALLOC.c.consumer_uuid == consumer_uuid).limit(1)).first() is not None
 
 
-def write(conn, writes, seen):
+def involved(conn, writes):
+    """The uuids of the providers ``writes`` may change: those named and
+    those the consumers hold now."""
+    uuids = {rp for w in writes for rp in w.allocations}
+    consumers = [w.consumer_uuid for w in writes]
+    uuids |= set(conn.execute(
+        sa.select(RP.c.uuid).distinct()
+        .join(ALLOC, ALLOC.c.resource_provider_id == RP.c.id)
+        .where(ALLOC.c.consumer_uuid.in_(consumers))).scalars())
+    return uuids
+
+
+def settled(conn, before, states):
+    """``states`` with the generations :func:`providers.settle_generations`
+    gave (one step per write)."""
+    final = providers.settle_generations(conn, before)
+    return {uuid: dataclasses.replace(s, generation=final.get(
+        uuid, s.generation)) for uuid, s in states.items()}
+
+
+def write(conn, writes, seen, before=None):
     """Replace the allocations of every consumer in ``writes``, all or
     nothing (the caller's transaction).
 
     :param seen: ``{consumer uuid: Stored}`` as read by the caller (and
         checked against the generations its caller named)
+    :param before: ``{provider uuid: generation}`` at the start of the
+        transaction, when the caller settles generations itself (see
+        :func:`settled`); else this call does
     :returns: ``{provider uuid: ProviderState}`` after the write
     :raises: CapacityExceeded, ClaimConflict (a provider changed since
         read: retry), ConsumerConflict (a consumer did: do not)
     """
+    settle = before is None
+    if settle:
+        before = providers.generations(conn, involved(conn, writes))
     states = {}
     generations = {w.consumer_uuid: seen[w.consumer_uuid].generation
                    for w in writes}
@@ -87,7 +115,7 @@ def write(conn, writes, seen):
                    states)
     for w in writes:
         _settle(conn, w, seen[w.consumer_uuid])
-    return states
+    return settled(conn, before, states) if settle else states
 
 
 def _claim(conn, uuid, wanted, w, generations, states):

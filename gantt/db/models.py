@@ -221,32 +221,27 @@ class AggregateMetadata(Base):
     value = sa.Column(sa.String(255), nullable=False)
 
 
-class CustomResourceClass(Base):
-    """A CUSTOM_ resource class defined through the REST API (0012)."""
+class _CustomName:
+    """A CUSTOM_ name defined through the REST API (migration 0012)."""
 
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    name = sa.Column(sa.String(255), nullable=False)
+    created_at = sa.Column(sa.DateTime, nullable=False)
+    updated_at = sa.Column(sa.DateTime, nullable=True)
+
+
+class CustomResourceClass(_CustomName, Base):
     __tablename__ = "resource_classes"
     __table_args__ = (
         sa.UniqueConstraint("name", name="uniq_resource_classes0name"),
     )
 
-    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    name = sa.Column(sa.String(255), nullable=False)
-    created_at = sa.Column(sa.DateTime, nullable=False)
-    updated_at = sa.Column(sa.DateTime, nullable=True)
 
-
-class CustomTrait(Base):
-    """A CUSTOM_ trait defined through the REST API (0012)."""
-
+class CustomTrait(_CustomName, Base):
     __tablename__ = "traits"
     __table_args__ = (
         sa.UniqueConstraint("name", name="uniq_traits0name"),
     )
-
-    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    name = sa.Column(sa.String(255), nullable=False)
-    created_at = sa.Column(sa.DateTime, nullable=False)
-    updated_at = sa.Column(sa.DateTime, nullable=True)
 
 
 class Move(Base):

@@ -15,6 +15,7 @@ import collections
 import dataclasses
 import datetime
 
+import os_resource_classes
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
@@ -314,17 +315,21 @@ class InventoryInUse(exception.GanttException):
 
 
 def _refuse_in_use(conn, row, classes):
-    held = set(conn.execute(
+    used = sorted(set(conn.execute(
         sa.select(ALLOC.c.resource_class).distinct()
         .where(ALLOC.c.resource_provider_id == row.id)
-        .where(ALLOC.c.resource_class.in_(classes))).scalars())
-    # in the order the inventories were made (Placement's message)
-    used = [rc for rc in conn.execute(
-        sa.select(INV.c.resource_class).where(
-            INV.c.resource_provider_id == row.id).order_by(INV.c.id))
-        .scalars() if rc in held]
+        .where(ALLOC.c.resource_class.in_(classes))).scalars()),
+        key=_class_order)
     if used:
         raise InventoryInUse(classes=", ".join(used), uuid=row.uuid)
+
+
+def _class_order(rc):
+    """Placement's order of classes: the standard ones as
+    os-resource-classes lists them, then custom ones by name."""
+    standard = os_resource_classes.STANDARDS
+    return (standard.index(rc), "") if rc in standard else (
+        len(standard), rc)
 
 
 def delete_inventory(conn, row, rc, seen=None):
@@ -334,3 +339,31 @@ def delete_inventory(conn, row, rc, seen=None):
     return conn.execute(INV.delete().where(
         INV.c.resource_provider_id == row.id).where(
         INV.c.resource_class == rc)).rowcount > 0
+
+
+def generations(conn, uuids):
+    """``{uuid: generation}`` of the stored providers among ``uuids``."""
+    if not uuids:
+        return {}
+    return dict(conn.execute(sa.select(RP.c.uuid, RP.c.generation).where(
+        RP.c.uuid.in_(sorted(uuids)))).all())
+
+
+def settle_generations(conn, before):
+    """One write, one generation: give every provider of ``before``
+    (``{uuid: generation read at the start of this transaction}``) that
+    moved by more than one step ``generation + 1``, as Placement numbers
+    a write. Safe inside the transaction: the steps between were never
+    committed, and whoever read ``before`` still fails its compare.
+
+    :returns: ``{uuid: final generation}`` of the providers that moved
+    """
+    now = generations(conn, before)
+    final = {}
+    for uuid, start in before.items():
+        if uuid in now and now[uuid] != start:
+            final[uuid] = start + 1
+            if now[uuid] != start + 1:
+                conn.execute(RP.update().where(RP.c.uuid == uuid).values(
+                    generation=start + 1))
+    return final

@@ -38,6 +38,7 @@ def reshape(req):
                                                       "data: ")
             seen = alloc_handlers.checked_consumers(req, conn,
                                                      data["allocations"])
+            # three steps, one generation each, as Placement counts them
             states = consumers.write(conn, writes, seen)
             for row, inventories in wanted:
                 providers.write_inventories(

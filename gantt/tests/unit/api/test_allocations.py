@@ -66,6 +66,8 @@ def test_post_moves_allocations_between_consumers(client):
     rp = _provider(client, vcpu=2)
     instance, migration = str(uuid.uuid4()), str(uuid.uuid4())
     client.put("/allocations/" + instance, _body(rp, 2), version=V)
+    path = "/resource_providers/%s" % rp
+    generation = client.get(path, version=V).json["generation"]
     resp = client.post("/allocations", {
         instance: dict(_body(rp, 1, generation=1), allocations={}),
         migration: _body(rp, 2, ctype="MIGRATION")}, version=V)
@@ -75,6 +77,8 @@ def test_post_moves_allocations_between_consumers(client):
     usages = client.get("/resource_providers/%s/usages" % rp,
                         version=V).json["usages"]
     assert usages == {"VCPU": 2}
+    # freed, then taken again in one write: one step, as in Placement
+    assert client.get(path, version=V).json["generation"] == generation + 1
 
 
 def test_delete_frees_and_a_second_delete_is_404(client):
