@@ -123,7 +123,11 @@ def test_usage_shows_what_an_allocation_takes(endpoint):
               consumer, "--allocation",
               "rp=%s,VCPU=2,MEMORY_MB=1024" % rp,
               "--project-id", str(uuid.uuid4()),
-              "--user-id", str(uuid.uuid4()))
+              "--user-id", str(uuid.uuid4()), "--consumer-type", "INSTANCE")
     used = openstack(endpoint, "resource", "provider", "usage", "show", rp)
     assert {u["resource_class"]: u["usage"] for u in used} == {
         "VCPU": 2, "MEMORY_MB": 1024}
+    shown = openstack(endpoint, "resource", "provider", "allocation", "show",
+                      consumer)
+    assert [(a["resource_provider"], a["resources"]) for a in shown] == [
+        (rp, {"VCPU": 2, "MEMORY_MB": 1024})]
