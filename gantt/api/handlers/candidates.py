@@ -5,6 +5,8 @@ the stored providers, answered in Placement's shape for the microversion
 asked."""
 
 import collections
+import dataclasses
+import itertools
 
 from gantt.api import candidate_query
 from gantt.api import errors
@@ -12,8 +14,8 @@ from gantt.api import microversion
 from gantt.api import schemas
 from gantt.api import wsgi_util as w
 from gantt.db import names
-from gantt.db import provider_index
 from gantt.scheduler.pipeline import allocation_candidates as ac
+from gantt.scheduler.state import stored_index
 
 
 @w.Wsgify
@@ -26,19 +28,33 @@ def list_candidates(req):
     parsed = candidate_query.parse(req)
     with w.services(req).db.begin() as conn:
         _check_names(conn, parsed.query)
-        index = provider_index.load(conn)
+        index = stored_index.load(conn)
     found = _solve(index, parsed.query)
     found = _nested_filter(req, index, found)
+    found = with_swapped_twins(parsed.query, found)
     summaries = _summarized(req, index, found)
     if parsed.limit is not None:
         found = found[:parsed.limit]
         roots = {index.get(u).root_uuid for c in found
                  for u in c.allocations}
         summaries = [p for p in summaries if p.root_uuid in roots]
+    shape = _Shape(microversion.at_least(req, 27),
+                   microversion.at_least(req, 17),
+                   microversion.at_least(req, 29))
     return w.json_response(req, {
         "allocation_requests": [_request(req, c) for c in found],
-        "provider_summaries": {p.uuid: _summary(req, p, parsed.resources)
+        "provider_summaries": {p.uuid: _summary(shape, p, parsed.resources)
                                for p in summaries}})
+
+
+@dataclasses.dataclass(frozen=True)
+class _Shape:
+    """What a provider summary shows at the request's microversion (read
+    once: a microversion comparison costs more than a summary)."""
+
+    every_class: bool      # 1.27
+    traits: bool           # 1.17
+    tree: bool             # 1.29
 
 
 def _check_names(conn, query):
@@ -64,6 +80,50 @@ def _solve(index, query):
         if g.in_tree is not None and index.get(g.in_tree) is None:
             return []
     return ac.allocation_candidates(index, query)
+
+
+def _twins(query):
+    """Sets of suffixed groups asking for exactly the same thing (and in
+    the same ``same_subtree`` sets): any of them may take another's
+    provider."""
+    alike = collections.defaultdict(list)
+    for g in query.groups:
+        if g.suffix:
+            key = (dataclasses.replace(g, suffix=""), frozenset(
+                i for i, s in enumerate(query.same_subtree)
+                if g.suffix in s))
+            alike[repr(key)].append(g.suffix)
+    return [suffixes for suffixes in alike.values() if len(suffixes) > 1]
+
+
+def with_swapped_twins(query, found):
+    """Placement lists a candidate once per way of mapping identical
+    request groups to its providers (the allocations are the same); the
+    solver yields one of them: add the others."""
+    twins = _twins(query)
+    if not twins:
+        return found
+    out = []
+    for candidate in found:
+        seen = set()
+        for mappings in _mappings_swapped(candidate.mappings, twins):
+            key = tuple(sorted((s, tuple(u)) for s, u in mappings.items()))
+            if key not in seen:
+                seen.add(key)
+                out.append(dataclasses.replace(candidate,
+                                               mappings=mappings))
+    return out
+
+
+def _mappings_swapped(mappings, twins):
+    per_set = [[dict(zip(suffixes, order, strict=True)) for order in
+                itertools.permutations([mappings[s] for s in suffixes])]
+               for suffixes in twins]
+    for combination in itertools.product(*per_set):
+        swapped = dict(mappings)
+        for part in combination:
+            swapped.update(part)
+        yield swapped
 
 
 def _nested_filter(req, index, found):
@@ -107,8 +167,8 @@ def _request(req, candidate):
     return body
 
 
-def _summary(req, provider, asked):
-    every = microversion.at_least(req, 27)
+def _summary(shape, provider, asked):
+    every = shape.every_class
     resources = {}
     for rc, inv in provider.inventories.items():
         if every or rc in asked:
@@ -116,9 +176,9 @@ def _summary(req, provider, asked):
             resources[rc] = {"capacity": int((total - reserved) * ratio),
                              "used": int(provider.usage.get(rc, 0))}
     body = {"resources": resources}
-    if microversion.at_least(req, 17):
+    if shape.traits:
         body["traits"] = sorted(provider.traits)
-    if microversion.at_least(req, 29):
+    if shape.tree:
         body["parent_provider_uuid"] = provider.parent_uuid
         body["root_provider_uuid"] = provider.root_uuid
     return body

@@ -65,3 +65,21 @@ def test_before_1_12_requests_are_lists(client):
                       version="1.10").json
     assert body["allocation_requests"] == [{"allocations": [
         {"resource_provider": {"uuid": rp}, "resources": {"VCPU": 1}}]}]
+
+
+def test_identical_groups_are_listed_once_per_mapping(client):
+    """resources_A and resources_B alike, isolated, on two providers:
+    Placement lists both ways round, with the same allocations."""
+    root = _create(client, "root")
+    numa = [_create(client, "numa%d" % i, parent=root["uuid"])["uuid"]
+            for i in range(2)]
+    for rp in numa:
+        client.put("/resource_providers/%s/inventories" % rp, {
+            "resource_provider_generation": 0,
+            "inventories": {"VCPU": {"total": 4}}}, version=V)
+    found = client.get("/allocation_candidates?resources_A=VCPU:1"
+                       "&resources_B=VCPU:1&group_policy=isolate",
+                       version=V).json["allocation_requests"]
+    assert sorted((c["mappings"]["_A"], c["mappings"]["_B"])
+                  for c in found) == sorted([([numa[0]], [numa[1]]),
+                                             ([numa[1]], [numa[0]])])

@@ -1,4 +1,4 @@
-"""Every stored provider as a
+"""Every stored provider, read from the database, as a
 :class:`gantt.scheduler.state.provider_tree.ProviderIndex`, the structure
 the allocation-candidates solver reads (the workers build theirs from
 reports; the REST API reads one from the database for each
