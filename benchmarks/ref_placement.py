@@ -30,6 +30,10 @@ from placement import conf as placement_conf
 from placement import db_api
 from placement import direct
 from placement.db.sqlalchemy import models
+
+# the flat scenario's requests, shared with the Gantt REST side
+from placement_requests import claim_body  # noqa: F401
+from placement_requests import query  # noqa: F401
 import sqlalchemy as sa
 import trees
 
@@ -253,25 +257,6 @@ def client(conf):
 
 def engine():
     return db_api.get_placement_engine()
-
-
-def query(request, limit=1000):
-    """``GET /allocation_candidates`` as nova-scheduler sends it."""
-    f = request["flavor"]
-    disk = f["root_gb"] + f["ephemeral_gb"] + (f["swap"] + 1023) // 1024
-    return ("/allocation_candidates?resources=VCPU:%d,MEMORY_MB:%d,"
-            "DISK_GB:%d&limit=%d&required=!%s" % (
-                f["vcpus"], f["memory_mb"], disk, limit,
-                fleet.DISABLED_TRAIT))
-
-
-def claim_body(provider_uuid, request):
-    f = request["flavor"]
-    return {"allocations": {provider_uuid: {"resources": {
-        "VCPU": f["vcpus"], "MEMORY_MB": f["memory_mb"],
-        "DISK_GB": f["root_gb"]}}},
-        "project_id": fleet.PROJECT_ID, "user_id": fleet.USER_ID,
-        "consumer_generation": None, "consumer_type": "INSTANCE"}
 
 
 def tree_query(request):
