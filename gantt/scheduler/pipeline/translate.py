@@ -18,6 +18,7 @@ from gantt.scheduler.pipeline import containers
 from gantt.scheduler.pipeline import image_meta
 from gantt.scheduler.pipeline import profiles as profiles_mod
 from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler.pipeline import zones
 from gantt.scheduler.state import numa as numa_mod
 
 # resources[N]:CLASS=amount and trait[N]:NAME=required|forbidden, as in Nova
@@ -241,7 +242,8 @@ def from_spec(spec, instance_uuids, lookup, profiles=None):
         root_forbidden=root_forbidden, profile=profile.name,
         packing=packing, provider_kinds=profile.provider_kinds,
         capabilities=dict(spec.capabilities),
-        **containers.request_fields(hints))
+        **containers.request_fields(hints),
+        **zones.request_fields(hints, spec.availability_zone))
 
 
 def _flavor(spec):
