@@ -143,7 +143,8 @@ class SchedulerWorker(service.ServiceBase):
                                   server=socket.gethostname())
         return rpc.get_server(
             bus, target, [rpc_server.SchedulerEndpoint(
-                self.scheduler, notifier=self.notifier)],
+                self.scheduler, notifier=self.notifier,
+                tell_peers=self._providers_changed)],
             on_reject=self._rejected, limits=self.limits,
             rejection_log=self.rejection_log,
             inline={batching.METHOD: self.intake.offer},
@@ -176,6 +177,16 @@ class SchedulerWorker(service.ServiceBase):
                 # peers catch up at the next usage sync; the claim stands
                 LOG.warning("Could not broadcast usage of %d provider(s): "
                             "%s", len(usages), exc)
+
+    def _providers_changed(self):
+        """Tell every worker (this one too) to re-read the standalone
+        providers: a provider stored, deleted or retired here."""
+        try:
+            self.client.providers_changed(None)
+        except messaging.MessagingException as exc:
+            # peers catch up at the next usage sync; the change stands
+            LOG.warning("Could not tell the other workers that the "
+                        "providers changed: %s", exc)
 
     def _rejected(self, method, reason):
         self.scheduler.counters.add("messages_rejected")
