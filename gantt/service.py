@@ -195,8 +195,9 @@ class SchedulerWorker(service.ServiceBase):
         while not self._stopping.wait(interval):
             try:
                 # lost aggregates_changed / providers_changed casts are
-                # repaired here too
+                # repaired here too, and lost vacancy announcements
                 self.scheduler.stats.resync()
+                self.scheduler.vacancy.reannounce()
             except Exception:
                 LOG.exception("Usage sync failed; will retry in %ds",
                               interval)

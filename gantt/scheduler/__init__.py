@@ -42,6 +42,7 @@ class Scheduler:
     operator: operator_mod.OperatorService
     counters: counters_mod.Counters
     ready: threading.Event
+    vacancy: vacancy.VacancyWatch
 
 
 def build(conf, db, *, broadcast=None, clock=time.time,
@@ -96,4 +97,5 @@ def build(conf, db, *, broadcast=None, clock=time.time,
     stats = intake.StatsService(conf, db, cache, counters, ready,
                                 load_aggregates=operator.reload_aggregates)
     return Scheduler(stats=stats, placer=placer, claims=claims,
-                     operator=operator, counters=counters, ready=ready)
+                     operator=operator, counters=counters, ready=ready,
+                     vacancy=watch)

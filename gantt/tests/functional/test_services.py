@@ -32,6 +32,7 @@ from gantt.objects import request_spec
 from gantt.objects import selection
 from gantt.tests import factories as f
 from gantt.tests.functional import invariants
+from gantt.tests.functional import test_notifications as notifications
 from gantt.tests.functional.test_notifications import _delete_queues
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -318,3 +319,36 @@ def test_a_retirement_reaches_every_worker(two_workers, rabbit):
         with pytest.raises(exception.NoValidHost):
             _place(two_workers, _spec({"VCPU": 1, "MEMORY_MB": 512},
                                       "container"))
+
+
+def test_a_vacancy_never_announced_is_announced_at_a_sync(server_db,
+                                                          daemon_factory):
+    """A container host nothing was ever placed on had no last release
+    to announce it (as if the worker that released its last container
+    died before announcing): the periodic sync announces it, once, with
+    the generation that retires it."""
+    topic = "gantt-test-vacancy-" + uuid.uuid4().hex[:8]
+    daemon = daemon_factory(server_db.url, extra=PROFILES.replace(
+        "[scheduler]\n", "[scheduler]\nusage_sync_interval = 1\n", 1) + (
+        "\n[oslo_messaging_notifications]\ndriver = messagingv2\n"
+        "topics = %s\n" % topic))
+    transport = messaging.get_notification_transport(daemon.conf)
+    heard = notifications._Listener()
+    listener = messaging.get_notification_listener(
+        transport, [messaging.Target(topic=topic)], [heard],
+        executor="threading", serializer=rpc.Serializer())
+    listener.start()
+    try:
+        _report(daemon, "ctr-idle", "container", {"VCPU": 2},
+                instance_uuid=str(uuid.uuid4()))
+        _priority, _publisher, event, payload = heard.next()
+        assert (event, payload.name) == ("provider.vacant", "ctr-idle")
+        assert daemon.client.retire_provider(
+            None, provider_uuid("ctr-idle"), payload.generation) is True
+        time.sleep(3)       # three syncs: nothing more of a retired host
+        assert heard.received.empty()
+    finally:
+        listener.stop()
+        listener.wait()
+        transport.cleanup()
+        _delete_queues(daemon.conf.transport_url, topic)
