@@ -102,3 +102,18 @@ def test_a_backend_without_functions_reports_none():
         0: [(False, None)]}
     assert not backend_functions.reporting_rows(
         shown, backend_functions.FILTER).any()
+
+
+def test_the_protocol_spellings_keep_the_other_capabilities():
+    pool = _reported()
+    pool.caps["storage_protocol"] = "iSCSI"
+    outcomes = _outcomes(pool, "stats.storage_protocol == 'iscsi' and "
+                               "capabilities.iops == 1000", volume(50))
+    assert [value for _reported, value in outcomes] == [False, True]
+
+
+def test_a_function_not_reading_the_protocol_is_evaluated_once():
+    pool = _reported()
+    pool.caps["storage_protocol"] = "iSCSI"
+    assert _outcomes(pool, "capabilities.iops / 10", volume(50)) == [
+        (True, 100.0)]

@@ -112,3 +112,19 @@ def test_quotes_in_a_variable_are_dropped_as_cinder_does(value):
     variables = dict(VARS, stats={"q": value})
     assert expressions.evaluate(expressions.parse("stats.q == 'ab'"),
                                 variables) is True
+
+
+def test_branches_and_negations_read_the_variables():
+    assert (run("1 ? stats.x : 0"), run("0 ? 0 : stats.x"),
+            run("not stats.x")) == (5, 5, False)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("'a' - 1", r"not a number: 'a'"),
+    # refused before pow() runs: 500 * log2(1024) bits
+    ("1024 ^ 500", r"power larger than 4096 bits"),
+])
+def test_refusals_say_why(text, message):
+    with pytest.raises(expressions.ExpressionError) as raised:
+        run(text)
+    assert re.fullmatch(message, str(raised.value)), str(raised.value)

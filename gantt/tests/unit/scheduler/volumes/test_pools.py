@@ -49,3 +49,10 @@ def test_special_free_counts_as_zero_and_is_flagged(value):
                  Pool("plain", total=1000, caps={"free_capacity_gb": 40}))
     assert _field(both, "free") == [0.0, 40.0]
     assert _field(both, "free_special") == [1.0, 0.0]
+
+
+def test_virtual_free_is_rounded_to_two_decimals_as_cinder_does():
+    shown = view(Pool("odd", total=10, ratio=1.3333,
+                      caps={"thin_provisioning_support": True}))
+    weights = pools.free_weights(pools.columns(shown), True, 1.0)
+    assert weights.tolist() == [13.33]
