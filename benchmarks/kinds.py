@@ -1,24 +1,40 @@
 #!/usr/bin/env python3
-"""Decision time per consumer kind: instances, routers, containers.
+"""Decision time per profile: compute, volume, network, container.
 
 The decision is ``engine.py``'s (filters, weighers and the pick for one
-instance, no claim), on a cache of N providers of one kind each time:
+instance, no claim), with the same engine and the same budget for every
+profile: the routes a worker builds from its configuration (Nova's
+default profile and the ``volume``, ``network`` and ``container``
+profiles of ``doc/examples/services.conf``), on a cache of N providers of
+the profile's kind each time (N compute nodes, or N volume backends, or N
+L3 agents, or N container hosts):
 
-* **instance**: ``engine.py``'s cloud and request (default filters and
-  weighers, an anti-affinity group);
-* **router**: N L3 agents (``CUSTOM_L3_ROUTER``, 0 to 500 routers each,
-  3 zones), a router for one zone; the network lists of filters and
-  weighers (``doc/source/admin/networks.rst``);
-* **HA router**: the same with an anti-affinity group of 2 members placed;
-* **container (sequential)**: N container hosts (16 VCPU, 32 GiB, 0 to
-  100 % used), a 1 VCPU / 1 GiB container with ``fill=sequential``;
-  default filters and weighers;
-* **container (on instance)**: the same naming one instance.
+* **compute**: ``engine.py``'s cloud and request (its filters and
+  weighers, an anti-affinity group), on the default profile;
+* **volume**: N volume backends (kind ``volume``; thin and thick pools,
+  ``DISK_GB`` 0 to 90 % provisioned, Cinder's capabilities), a 100 GB
+  volume whose type asks ``QoS_support <is> True``, on the volume profile
+  with the GoodnessWeigher added. Twice: no backend reporting a
+  ``filter_function`` or ``goodness_function``, then every backend
+  reporting both (drawn from the differential test's functions, so a few
+  texts shared by many backends, as one driver's backends share theirs);
+* **router**, **HA router**, **HA router, 3 zones**: N L3 agents (kind
+  ``network``, 0 to 500 routers each, 3 zones), a router for one zone; 3
+  bindings with an anti-affinity group; 3 bindings spread over the zones
+  (``availability_zone_hints``);
+* **container (sequential)**, **container (on instance)**: N container
+  hosts (kind ``container``, 16 VCPU, 32 GiB, 0 to 100 % used, each
+  linked to its instance), a 1 VCPU / 1 GiB container filling
+  sequentially, then one naming an instance.
+
+The last column is the ratio to the compute decision of the same run.
 
     python benchmarks/kinds.py [--size 10000] [--seconds 3]
 """
 
 import argparse
+import configparser
+import os
 import random
 import statistics
 import time
@@ -29,80 +45,147 @@ import gantt_env
 import numpy as np
 
 from gantt import objects
+from gantt.conf import profiles as conf_profiles
 from gantt.objects import request_spec
 from gantt.scheduler.pipeline import cycle as cycle_mod
+from gantt.scheduler.pipeline import profiles as profiles_mod
 from gantt.scheduler.pipeline import translate
 from gantt.scheduler.state import cache as cache_mod
 from gantt.scheduler.state import host_view
+from gantt.scheduler.state import provider_tree
 from gantt.scheduler.state import update as update_mod
+from gantt.tests.cinder_diff import worlds
 
 NOW = engine.NOW
 ZONES = ("az-0", "az-1", "az-2")
-NETWORK_FILTERS = ["ComputeFilter", "ResourceFilter",
-                   "AvailabilityZoneFilter", "ServerGroupAntiAffinityFilter"]
-NETWORK_WEIGHERS = ["LeastRoutersWeigher", "LeastNetworksWeigher"]
+SERVICES_CONF = os.path.join(os.path.dirname(__file__), os.pardir, "doc",
+                             "examples", "services.conf")
+ROUTER = "CUSTOM_L3_ROUTER"
 
 
-def _report(i, inventories, zone=None, stats=None):
-    name = "p%06d" % i
-    return update_mod.HostUpdate(
-        uuid=str(uuid.UUID(int=i + 1)), host=name, nodename=name,
-        cell_uuid=engine.CELL, availability_zone=zone, disabled=False,
-        report_sequence=1, num_instances=0, num_io_ops=0,
-        inventories={rc: (t, 0, 1, t, 1, 1.0)
-                     for rc, t in inventories.items()},
-        traits=frozenset(), aggregates=frozenset(), capabilities={},
-        stats=stats or {}, metrics={}, updated_at=None, received_at=NOW)
+def profiles_conf():
+    """``engine.py``'s configuration with the profiles of services.conf
+    (the volume profile weighing goodness too)."""
+    conf = gantt_env.make_conf()
+    parser = configparser.ConfigParser()
+    parser.read(SERVICES_CONF)
+    conf.set_override("profiles", parser["scheduler"]["profiles"].split(","),
+                      "scheduler")
+    conf_profiles.register(conf)
+    for section in parser.sections():
+        if section.startswith("profile:"):
+            for option, value in parser[section].items():
+                conf.set_override(option, value.split(","), section)
+    conf.set_override("enabled_weighers",
+                      ["CapacityWeigher", "GoodnessWeigher"],
+                      "profile:volume")
+    return conf
+
+
+def _provider(i, kind, inventories, *, zone=None, ratio=1.0, caps=None,
+              instance=None):
+    """A standalone provider's parts: (Provider, Standalone)."""
+    provider_uuid = str(uuid.UUID(int=i + 1))
+    name = "%s%06d" % (kind, i)
+    return provider_tree.Provider(
+        uuid=provider_uuid, name=name, parent_uuid=None,
+        root_uuid=provider_uuid, inventories={
+            rc: update_mod.Inventory(t, 0, 1, t, 1, ratio)
+            for rc, t in inventories.items()},
+        traits=frozenset(), aggregates=frozenset()), update_mod.Standalone(
+            kind=kind, service="bench", availability_zone=zone,
+            capabilities=dict(caps or {}), instance_uuid=instance)
+
+
+def _cache(n, make):
+    """A cache of ``n`` providers: ``make(i)`` gives (Provider,
+    Standalone, usage)."""
+    cache = cache_mod.HostStateCache(clock=lambda: NOW)
+    for i in range(n):
+        provider, details, usage = make(i)
+        cache.apply_provider(provider, 1, details=details, received_at=NOW)
+        cache.apply_usage(provider.uuid, 1, usage)
+    return cache
+
+
+def volumes_cache(n, rng, functions):
+    def backend(i):
+        thin = rng.random() < 0.5
+        total = rng.choice((1000, 2048, 10240, 51200))
+        caps = {"thin_provisioning_support": thin,
+                "thick_provisioning_support": not thin,
+                "QoS_support": rng.random() < 0.8,
+                "volume_backend_name": "lvm%d" % (i % 10),
+                "storage_protocol": rng.choice(("iSCSI", "FC", "NVMe-oF")),
+                "iops": rng.choice((500, 1000, 2000)),
+                "free_capacity_gb": int(total * rng.uniform(0.1, 1.0))}
+        if functions:
+            caps["filter_function"] = rng.choice(
+                worlds.FILTER_FUNCTIONS[:-1])
+            caps["goodness_function"] = rng.choice(
+                worlds.GOODNESS_FUNCTIONS)
+        provider, details = _provider(
+            i, "volume", {"DISK_GB": total}, ratio=20.0 if thin else 1.0,
+            zone=ZONES[i % 3], caps=caps)
+        return provider, details, {"DISK_GB": int(total * rng.uniform(
+            0.0, 0.9))}
+    return _cache(n, backend)
 
 
 def agents_cache(n, rng):
-    cache = cache_mod.HostStateCache(clock=lambda: NOW)
-    for i in range(n):
-        report = _report(i, {"CUSTOM_L3_ROUTER": 100000},
-                         zone=ZONES[i % 3])
-        cache.apply_report(report)
-        cache.apply_usage(report.uuid, 1,
-                          {"CUSTOM_L3_ROUTER": rng.randint(0, 500)})
-    return cache
+    def agent(i):
+        provider, details = _provider(i, "network", {ROUTER: 100000},
+                                      zone=ZONES[i % 3])
+        return provider, details, {ROUTER: rng.randint(0, 500)}
+    return _cache(n, agent)
 
 
 def containers_cache(n, rng):
-    cache = cache_mod.HostStateCache(clock=lambda: NOW)
-    for i in range(n):
-        report = _report(i, {"VCPU": 16, "MEMORY_MB": 32768},
-                         stats={"instance_uuid": _instance(i)})
-        cache.apply_report(report)
+    def host(i):
+        provider, details = _provider(
+            i, "container", {"VCPU": 16, "MEMORY_MB": 32768},
+            instance=_instance(i))
         fill = rng.random()
-        cache.apply_usage(report.uuid, 1, {"VCPU": int(16 * fill),
-                                           "MEMORY_MB": int(32768 * fill)})
-    return cache
+        return provider, details, {"VCPU": int(16 * fill),
+                                   "MEMORY_MB": int(32768 * fill)}
+    return _cache(n, host)
 
 
 def _instance(i):
     return str(uuid.UUID(int=i + 10**9))
 
 
-def _flavor(name, vcpus, memory_mb, extra_specs=None):
-    return request_spec.Flavor(name=name, vcpus=vcpus, memory_mb=memory_mb,
-                               root_gb=0, ephemeral_gb=0, swap=0,
-                               extra_specs=dict(extra_specs or {}))
-
-
-def router_spec(group=False):
-    fields = {}
-    if group:
-        fields["instance_group"] = request_spec.InstanceGroup(
-            uuid=engine.GROUP, policy="anti-affinity")
+def _spec(profile, resources, **fields):
     return request_spec.RequestSpec(
-        project_id="p", user_id="u", availability_zone="az-1",
-        flavor=_flavor("router", 0, 0,
-                       {"resources:CUSTOM_L3_ROUTER": "1"}), **fields)
+        project_id="p", user_id="u", flavor=None, profile=profile,
+        request_groups=[request_spec.RequestGroup(resources=resources)],
+        **fields)
+
+
+def _group():
+    return request_spec.InstanceGroup(uuid=engine.GROUP,
+                                      policy="anti-affinity")
+
+
+def volume_spec():
+    return _spec("volume", {"DISK_GB": 100},
+                 capabilities={"QoS_support": "<is> True"})
+
+
+def router_spec(count=1, group=False, hints=None):
+    fields = {"num_instances": count}
+    if group:
+        fields["instance_group"] = _group()
+    if hints:
+        fields["scheduler_hints"] = {"availability_zone_hints": hints}
+    else:
+        fields["availability_zone"] = "az-1"
+    return _spec("network", {ROUTER: 1}, **fields)
 
 
 def container_spec(hints):
-    return request_spec.RequestSpec(
-        project_id="p", user_id="u", scheduler_hints=hints,
-        flavor=_flavor("container", 1, 1024))
+    return _spec("container", {"VCPU": 1, "MEMORY_MB": 1024},
+                 scheduler_hints=hints)
 
 
 class _Lookup:
@@ -116,20 +199,25 @@ class _Lookup:
         return set()
 
 
-def time_decisions(eng, spec, lookup, seconds):
+def time_decisions(routes, cache, spec, lookup, seconds):
     """Median and p95 wall milliseconds of one decision, and the host."""
-    request = translate.from_spec(spec, [str(uuid.UUID(int=7))], lookup)
+    count = spec.num_instances
+    request = translate.from_spec(
+        spec, [str(uuid.UUID(int=7 + k)) for k in range(count)], lookup,
+        routes.profiles)
+    route = routes.for_request(request)
     times = []
     host = None
     started_all = time.perf_counter()
     while len(times) < 5 or (time.perf_counter() - started_all
                              < seconds and len(times) < 500):
-        view = host_view.HostView(eng.cache.table, NOW, 60)
+        request.forget_placements()
+        view = host_view.HostView(cache.table, NOW, 60)
         cycle = cycle_mod.CycleState(request, view)
-        eng.pipeline.candidates(cycle)
+        route.pipeline.candidates(cycle)
         started = time.perf_counter()
-        ranking = eng.pipeline.rank(cycle)
-        row, _weight = eng.picker.pick(ranking.weighing, cycle)
+        ranking = route.pipeline.rank(cycle)
+        row, _weight = route.picker.pick(ranking.weighing, cycle)
         times.append(time.perf_counter() - started)
         host = view.hosts[row]
     times = np.array(times) * 1000
@@ -137,13 +225,27 @@ def time_decisions(eng, spec, lookup, seconds):
             host)
 
 
-def _conf(filters=None, weighers=None):
-    overrides = {}
-    if filters:
-        overrides["filter_scheduler.enabled_filters"] = filters
-    if weighers:
-        overrides["filter_scheduler.enabled_weighers"] = weighers
-    return gantt_env.make_conf(**overrides)
+def rows(n, rng):
+    """(name, cache, spec, lookup) of every line of the table."""
+    compute, members = engine.build_cache(n, rng)
+    plain = volumes_cache(n, rng, functions=False)
+    functions = volumes_cache(n, rng, functions=True)
+    agents = agents_cache(n, rng)
+    hosts = containers_cache(n, rng)
+    two = {"network%06d" % i: 1 for i in (1, 4)}
+    return (
+        ("compute", compute, engine.make_spec(), _Lookup(members)),
+        ("volume", plain, volume_spec(), _Lookup()),
+        ("volume, functions", functions, volume_spec(), _Lookup()),
+        ("router", agents, router_spec(), _Lookup()),
+        ("HA router", agents, router_spec(3, group=True), _Lookup(two)),
+        ("HA router, 3 zones", agents,
+         router_spec(3, group=True, hints=list(ZONES)), _Lookup(two)),
+        ("container (sequential)", hosts,
+         container_spec({"fill": ["sequential"]}), _Lookup()),
+        ("container (on instance)", hosts,
+         container_spec({"on_instance": [_instance(n // 2)]}), _Lookup()),
+    )
 
 
 def main(argv=None):
@@ -152,31 +254,20 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args(argv)
     objects.register_all()
-    rng = random.Random(engine.SEED)
-    n = args.size
-    compute, members = engine.build_cache(n, rng)
-    agents = agents_cache(n, rng)
-    hosts = containers_cache(n, rng)
-    two = {"p%06d" % i: 1 for i in (1, 4)}
-    rows = (
-        ("instance", compute, _conf(), engine.make_spec(),
-         _Lookup(members)),
-        ("router", agents, _conf(NETWORK_FILTERS, NETWORK_WEIGHERS),
-         router_spec(), _Lookup()),
-        ("HA router", agents, _conf(NETWORK_FILTERS, NETWORK_WEIGHERS),
-         router_spec(group=True), _Lookup(two)),
-        ("container (sequential)", hosts, _conf(),
-         container_spec({"fill": ["sequential"]}), _Lookup()),
-        ("container (on instance)", hosts, _conf(),
-         container_spec({"on_instance": [_instance(n // 2)]}), _Lookup()),
-    )
+    routes = profiles_mod.build(profiles_conf(),
+                                rng=random.Random(engine.SEED))
     print("decision time (filters, weighers, pick; no claim) at %d "
-          "providers; %s" % (n, engine.machine()))
-    print("%-24s %10s %10s  %s" % ("kind", "median ms", "p95 ms", "host"))
-    for name, cache, conf, spec, lookup in rows:
-        eng = engine.Engine(conf, cache, vectorised=True)
-        median, p95, host = time_decisions(eng, spec, lookup, args.seconds)
-        print("%-24s %10.2f %10.2f  %s" % (name, median, p95, host))
+          "providers of each kind; %s" % (args.size, engine.machine()))
+    print("%-24s %10s %10s %8s  %s" % ("profile: request", "median ms",
+                                       "p95 ms", "x comp.", "host"))
+    compute_median = None
+    for name, cache, spec, lookup in rows(args.size,
+                                          random.Random(engine.SEED)):
+        median, p95, host = time_decisions(routes, cache, spec, lookup,
+                                           args.seconds)
+        compute_median = compute_median or median
+        print("%-24s %10.2f %10.2f %8.2f  %s" % (
+            name, median, p95, median / compute_median, host))
 
 
 if __name__ == "__main__":

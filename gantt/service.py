@@ -154,7 +154,8 @@ class SchedulerWorker(service.ServiceBase):
                                   server=socket.gethostname())
         return rpc.get_server(
             bus, target, [rpc_server.SchedulerEndpoint(
-                self.scheduler, notifier=self.notifier)],
+                self.scheduler, notifier=self.notifier,
+                tell_peers=self._providers_changed)],
             on_reject=self._rejected, limits=self.limits,
             rejection_log=self.rejection_log,
             inline={batching.METHOD: self.intake.offer},
@@ -196,6 +197,16 @@ class SchedulerWorker(service.ServiceBase):
                 LOG.warning("Could not broadcast usage of %d provider(s): "
                             "%s", len(usages), exc)
 
+    def _providers_changed(self):
+        """Tell every worker (this one too) to re-read the standalone
+        providers: a provider stored, deleted or retired here."""
+        try:
+            self.client.providers_changed(None)
+        except messaging.MessagingException as exc:
+            # peers catch up at the next usage sync; the change stands
+            LOG.warning("Could not tell the other workers that the "
+                        "providers changed: %s", exc)
+
     def _rejected(self, method, reason):
         self.scheduler.counters.add("messages_rejected")
 
@@ -203,8 +214,9 @@ class SchedulerWorker(service.ServiceBase):
         while not self._stopping.wait(interval):
             try:
                 # lost aggregates_changed / providers_changed casts are
-                # repaired here too
+                # repaired here too, and lost vacancy announcements
                 self.scheduler.stats.resync()
+                self.scheduler.vacancy.reannounce()
             except Exception:
                 LOG.exception("Usage sync failed; will retry in %ds",
                               interval)

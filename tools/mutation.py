@@ -27,6 +27,7 @@ MODULES = (
     "gantt.scheduler.pipeline.containers",
     "gantt.scheduler.pipeline.pools",
     "gantt.scheduler.pipeline.backend_functions",
+    "gantt.scheduler.pipeline.expressions",
     "gantt.scheduler.claims",
 )
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -83,7 +83,9 @@ Related options:
 Seconds between full re-reads of provider usage and generations from the
 database into the worker's cache. Peer workers also broadcast their claims;
 this bounds staleness when a broadcast is lost, and how long a forged or
-corrupt broadcast can contradict the database. 0 disables it.
+corrupt broadcast can contradict the database. Each sync also announces
+again (``provider.vacant``, once) the providers of ``vacancy_kinds`` that
+stayed vacant since the previous one and are not retired. 0 disables it.
 """),
     cfg.BoolOpt("broadcast_claims", default=True,
                 help="""
@@ -95,8 +97,11 @@ caches see the new usage without waiting for the next usage sync.
 Kinds of standalone provider whose vacancy matters to their owner. When the
 last allocation leaves a provider of one of these kinds, the worker that
 committed the change emits the versioned notification ``provider.vacant``
-(with the provider's generation), and ``gantt host-list --vacant`` lists it.
-The owner may then retire it with ``retire_provider(uuid, generation)``.
+(with the provider's generation), and ``gantt host-list --vacant`` lists it;
+a provider still vacant, and not retired, one ``usage_sync_interval`` later
+is announced once more by every worker (an announcement lost with its worker
+is so made again). The owner may then retire it with
+``retire_provider(uuid, generation)``.
 Empty: no provider is ever vacant.
 
 Related options:

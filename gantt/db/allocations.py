@@ -67,12 +67,12 @@ from sqlalchemy.dialects import postgresql
 
 from gantt import exception
 from gantt.db import domains
+from gantt.db import host_roots
 from gantt.db import prepared
 from gantt.db.models import ALLOC
 from gantt.db.models import CONSUMERS
 from gantt.db.models import GROUPS
 from gantt.db.models import INV
-from gantt.db.models import REPORTS
 from gantt.db.models import RP
 
 
@@ -449,27 +449,31 @@ def allocations_of(conn, consumer_uuids):
 
 
 def hosts_of_consumers(conn, consumer_uuids):
-    """Host names on which any of ``consumer_uuids`` has allocations."""
+    """Host names on which any of ``consumer_uuids`` has allocations (a
+    compute node's host, a standalone host's name: see
+    :mod:`gantt.db.host_roots`)."""
     if not consumer_uuids:
         return set()
-    rows = conn.execute(
-        sa.select(REPORTS.c.host).distinct()
-        .join(RP, RP.c.root_provider_id == REPORTS.c.resource_provider_id)
-        .join(ALLOC, ALLOC.c.resource_provider_id == RP.c.id)
+    query, name = host_roots.named_hosts(
+        sa.select(ALLOC.c.consumer_uuid)
+        .join(RP, RP.c.id == ALLOC.c.resource_provider_id)
         .where(ALLOC.c.consumer_uuid.in_(list(consumer_uuids))))
-    return {r.host for r in rows}
+    rows = conn.execute(query.with_only_columns(name).distinct())
+    return {r[0] for r in rows}
 
 
 def group_hosts(conn, group_uuid):
-    """``{host: number of members}`` of a server group's placed members."""
-    rows = conn.execute(
-        sa.select(REPORTS.c.host,
-                  sa.func.count(sa.distinct(ALLOC.c.consumer_uuid)))
-        .join(RP, RP.c.root_provider_id == REPORTS.c.resource_provider_id)
-        .join(ALLOC, ALLOC.c.resource_provider_id == RP.c.id)
+    """``{host: number of members}`` of a server group's placed members
+    (hosts as :mod:`gantt.db.host_roots` names them)."""
+    query, name = host_roots.named_hosts(
+        sa.select(ALLOC.c.consumer_uuid)
+        .select_from(ALLOC)
+        .join(RP, RP.c.id == ALLOC.c.resource_provider_id)
         .join(CONSUMERS, CONSUMERS.c.uuid == ALLOC.c.consumer_uuid)
-        .where(CONSUMERS.c.instance_group_uuid == group_uuid)
-        .group_by(REPORTS.c.host))
+        .where(CONSUMERS.c.instance_group_uuid == group_uuid))
+    rows = conn.execute(query.with_only_columns(
+        name, sa.func.count(sa.distinct(ALLOC.c.consumer_uuid)))
+        .group_by(name))
     return {host: int(count) for host, count in rows}
 
 
@@ -538,11 +542,10 @@ def _snapshot_statement(by_uuid, by_id, without, hosts, arrays=False):
             .where(ALLOC.c.resource_class == INV.c.resource_class))
     if without:
         used = used.where(ALLOC.c.consumer_uuid != sa.bindparam("without"))
-    # a host is a root with a host report: a standalone provider (a
-    # storage pool every member of a group may share) is no host
-    is_host = (sa.exists().where(
-        REPORTS.c.resource_provider_id == RP.c.root_provider_id)
-        if hosts else sa.null())
+    # a host is a compute node or a standalone host (an agent, a
+    # backend); a sharing pool every member of a group may share is none
+    is_host = (host_roots.is_host(RP.c.root_provider_id)
+               if hosts else sa.null())
     wanted = []
     if arrays:
         if by_uuid:
@@ -710,11 +713,10 @@ def _group_members(conn, group, consumers):
         sa.select(RP.c.root_provider_id.label("root"),
                   sa.func.count(sa.distinct(ALLOC.c.consumer_uuid))
                   .label("members"))
-        .join(REPORTS,
-              REPORTS.c.resource_provider_id == RP.c.root_provider_id)
         .join(ALLOC, ALLOC.c.resource_provider_id == RP.c.id)
         .join(CONSUMERS, CONSUMERS.c.uuid == ALLOC.c.consumer_uuid)
         .where(CONSUMERS.c.instance_group_uuid == group.uuid)
+        .where(host_roots.is_host(RP.c.root_provider_id))
         .where(CONSUMERS.c.uuid.not_in(consumers))
         .group_by(RP.c.root_provider_id)).subquery()
     rows = conn.execute(

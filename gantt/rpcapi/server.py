@@ -67,10 +67,17 @@ class SchedulerEndpoint:
     # calls at their own version, so older servers keep serving them
     target = messaging.Target(version=rpcapi.RPC_API_VERSION)
 
-    def __init__(self, scheduler, ready_timeout=120, notifier=None):
+    def __init__(self, scheduler, ready_timeout=120, notifier=None,
+                 tell_peers=None):
+        """:param tell_peers: ``tell_peers()`` tells every worker that the
+            standalone providers changed (``providers_changed``, fanout);
+            called after this worker stored, deleted or retired one, so
+            that the change reaches them whether or not the caller casts
+            it. None: nobody to tell (one worker, or a test)."""
         self.scheduler = scheduler
         self.ready_timeout = ready_timeout
         self.notifier = notifier or gantt_notifier.SchedulingNotifier()
+        self.tell_peers = tell_peers or (lambda: None)
 
     def _wait_ready(self):
         # a worker serves calls only once its cache is loaded
@@ -185,8 +192,11 @@ class SchedulerEndpoint:
 
     @rpc.expected_exceptions(exception.InvalidRequest)
     def update_provider(self, ctxt, report):
-        return self.scheduler.stats.update_provider(
+        result = self.scheduler.stats.update_provider(
             _expect(report, provider_obj.ProviderReport, "report"))
+        if result.applied:
+            self.tell_peers()
+        return result
 
     @rpc.expected_exceptions(exception.InvalidRequest,
                                    exception.ProviderInUse)
@@ -194,7 +204,10 @@ class SchedulerEndpoint:
         if not isinstance(provider_uuid, str):
             raise exception.InvalidRequest(
                 reason="provider_uuid must be a string")
-        return self.scheduler.stats.delete_provider(provider_uuid)
+        deleted = self.scheduler.stats.delete_provider(provider_uuid)
+        if deleted:
+            self.tell_peers()
+        return deleted
 
     @rpc.expected_exceptions(exception.InvalidRequest,
                              exception.ProviderInUse,
@@ -202,8 +215,10 @@ class SchedulerEndpoint:
                              exception.ProviderNotFound)
     def retire_provider(self, ctxt, provider_uuid, generation):
         # (arguments checked on the wire: a uuid, a generation >= 0)
-        return self.scheduler.stats.retire_provider(provider_uuid,
-                                                    generation)
+        retired = self.scheduler.stats.retire_provider(provider_uuid,
+                                                       generation)
+        self.tell_peers()
+        return retired
 
     def providers_changed(self, ctxt):
         # a cast from the worker that stored a standalone provider

@@ -47,6 +47,7 @@ class Scheduler:
     counters: counters_mod.Counters
     ready: threading.Event
     groups: groups_mod.GroupService
+    vacancy: vacancy.VacancyWatch
 
 
 def build(conf, db, *, broadcast=None, clock=time.time,
@@ -107,4 +108,4 @@ def build(conf, db, *, broadcast=None, clock=time.time,
                                 load_aggregates=operator.reload_aggregates)
     return Scheduler(stats=stats, placer=placer, claims=claims,
                      operator=operator, counters=counters, ready=ready,
-                     groups=groups)
+                     groups=groups, vacancy=watch)

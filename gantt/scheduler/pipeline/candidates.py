@@ -17,6 +17,7 @@ import numpy as np
 from gantt.scheduler.pipeline import containers
 from gantt.scheduler.pipeline import filters as filters_base
 from gantt.scheduler.pipeline import prefilters
+from gantt.scheduler.pipeline import zones
 
 
 def for_request(view, request, conf=None, record=False):
@@ -84,6 +85,7 @@ def _steps(view, request):
             yield "not in the requested aggregates", _any_aggregate(
                 view, any_of.split(","))
     yield from containers.on_instance_steps(view, request)
+    yield from zones.zone_steps(view, request)
     yield from _group_steps(view, request)
 
 

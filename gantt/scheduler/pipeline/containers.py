@@ -112,11 +112,12 @@ def is_container_request(request):
 
 def rows_on_instance(view, instance_uuid):
     """The rows of ``view`` linked to ``instance_uuid`` (a boolean mask):
-    by the link of their provider report, or by the stat a compute node
-    reports."""
-    links = view.table.instance_links[:view.n]
-    reported = np.fromiter((link == instance_uuid for link in links),
-                           dtype=bool, count=view.n)
+    by the link of their provider report (the table's indexed
+    ``instance_link`` column: one comparison of integers), or by the stat
+    a compute node reports."""
+    code = view.table.links_index.get(instance_uuid)
+    reported = (np.zeros(view.n, dtype=bool) if code is None
+                else view.column("instance_link") == code)
     return reported | view.stat(LINK, lambda value: value == instance_uuid,
                                 False)
 

@@ -9,6 +9,7 @@ the host picked.
 import numpy as np
 
 from gantt.scheduler.pipeline import containers
+from gantt.scheduler.pipeline import zones
 
 
 class Picker:
@@ -22,13 +23,18 @@ class Picker:
         """(row to claim, its weight): random among the best
         ``host_subset_size``; for a request that fills sequentially
         (``cycle``'s), the first candidate in the stable order
-        (:mod:`.containers`).
+        (:mod:`.containers`). A request with several zone hints picks
+        among the candidates of the zones it placed fewest in
+        (:mod:`.zones`).
 
         Ties are broken at random, never by row order: identical hosts are
         common (a fresh rack, a cloud filled evenly), and if every worker
         broke ties the same way they would all race for the same host.
         Only the best few are looked at (one partition), whatever the size.
         """
+        spread = None if cycle is None else cycle.request.zone_spread
+        if spread is not None and spread.placed:
+            weighing = zones.narrowed(cycle.view, weighing, spread)
         if cycle is not None and cycle.request.fill == containers.SEQUENTIAL:
             return containers.pick_sequential(cycle.view, weighing)
         if weighing.full is not None:

@@ -231,6 +231,10 @@ class ResourceRequest:
     # extra-spec-style requirements on the provider's capabilities (a
     # volume type's extra specs: CapabilitiesFilter, CapacityFilter)
     capabilities: dict = dataclasses.field(default_factory=dict)
+    # several zone hints: the zones, and how many instances of this
+    # request each holds so far (see :mod:`.zones`)
+    zone_spread: object = dataclasses.field(default=None, repr=False,
+                                            compare=False)
     # NUMA cells and PCI devices the instances placed so far took
     ledger: Ledger = dataclasses.field(default_factory=Ledger, repr=False,
                                        compare=False)
@@ -242,11 +246,15 @@ class ResourceRequest:
         Call once for each instance decided (claimed, or decided for a
         batch claim)."""
         self.ledger.take(self, view, row)
+        if self.zone_spread is not None:
+            self.zone_spread.take(view, row)
 
     def forget_placements(self):
         """Drop what :meth:`record_placement` counted (decisions that were
         not claimed and will be made again)."""
         self.ledger.clear()
+        if self.zone_spread is not None:
+            self.zone_spread.clear()
 
     @property
     def needs_tree_features(self):

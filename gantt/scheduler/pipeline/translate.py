@@ -18,6 +18,7 @@ from gantt.scheduler.pipeline import containers
 from gantt.scheduler.pipeline import image_meta
 from gantt.scheduler.pipeline import profiles as profiles_mod
 from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler.pipeline import zones
 from gantt.scheduler.state import numa as numa_mod
 from gantt.scheduler.state import topology as topology_mod
 
@@ -250,7 +251,8 @@ def from_spec(spec, instance_uuids, lookup, profiles=None, datacenter=None):
         root_forbidden=root_forbidden, profile=profile.name,
         packing=packing, provider_kinds=profile.provider_kinds,
         capabilities=dict(spec.capabilities),
-        **containers.request_fields(hints))
+        **containers.request_fields(hints),
+        **zones.request_fields(hints, spec.availability_zone))
 
 
 def _flavor(spec):

@@ -461,6 +461,7 @@ class HostStateCache:
             row = table.row_by_uuid.pop(provider_uuid, None)
             if row is not None:
                 table.kind[row] = table_mod.NO_KIND
+                table.instance_link[row] = -1
                 table.disabled[row] = True
                 table.has_inventory[row] = False
                 rows_of_name = table.rows_by_host.get(table.hosts[row], [])

@@ -86,6 +86,8 @@ def write_row(table, row, update):
     table.kind[row] = table.kinds_index.add(update.kind)
     table.services[row] = update.service
     table.instance_links[row] = update.instance_uuid
+    table.instance_link[row] = (table.links_index.add(update.instance_uuid)
+                                if update.instance_uuid else -1)
     table.last_seen[row] = update.received_at
     table.report_sequence[row] = update.report_sequence
     table.num_instances[row] = update.num_instances

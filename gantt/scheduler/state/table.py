@@ -75,8 +75,12 @@ class HostTable:
     kinds_index: columns_mod.KeyIndex
     kind: np.ndarray           # int32
     # standalone providers: the owning service, the instance it runs in
+    # (as reported, and as an index into ``links_index``, -1 for none:
+    # the column a request naming an instance is looked up in)
     services: list
     instance_links: list
+    links_index: columns_mod.KeyIndex
+    instance_link: np.ndarray  # int32
     # status
     disabled: np.ndarray       # bool
     last_seen: np.ndarray      # float64 epoch seconds of the last report
@@ -182,6 +186,8 @@ class HostTable:
             kinds_index=columns_mod.KeyIndex([COMPUTE]),
             kind=np.zeros(rows, dtype=np.int32),
             services=[None] * rows, instance_links=[None] * rows,
+            links_index=columns_mod.KeyIndex(),
+            instance_link=np.full(rows, -1, dtype=np.int32),
             disabled=np.zeros(rows, dtype=bool),
             last_seen=np.zeros(rows), report_sequence=np.zeros(rows, np.int64),
             generation=np.zeros(rows, np.int64),
@@ -237,7 +243,7 @@ class HostTable:
             if isinstance(value, np.ndarray):
                 if value.ndim == 1:
                     grown = _grow(value, rows)
-                    if f.name in ("cell", "zone"):
+                    if f.name in ("cell", "zone", "instance_link"):
                         grown[value.shape[0]:] = -1
                 elif f.name in ("traits", "tree_traits"):
                     grown = _grow(value, rows, trait_cols)

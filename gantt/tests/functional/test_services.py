@@ -15,16 +15,24 @@ import ast
 import os
 import subprocess
 import sys
+import time
 import uuid
 
+from oslo_config import cfg
+import oslo_messaging as messaging
 import pytest
 
 from gantt import exception
+from gantt import rpc
+from gantt import rpcapi
+from gantt.db import allocations
 from gantt.objects import compute_node
 from gantt.objects import provider
 from gantt.objects import request_spec
+from gantt.objects import selection
 from gantt.tests import factories as f
 from gantt.tests.functional import invariants
+from gantt.tests.functional import test_notifications as notifications
 from gantt.tests.functional.test_notifications import _delete_queues
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -185,6 +193,51 @@ def test_ha_router_with_more_bindings_than_agents_is_refused(services):
         2)) == ["net-1", "net-2"]
 
 
+def test_an_ha_router_over_zones_and_a_binding_added_later(services):
+    """Four agents of kind network in two zones: an HA router of two
+    bindings hinted at both zones takes the least loaded agent of each;
+    a third binding of the same group, asked for later, finds both
+    agents taken and goes to a third; then the third's zone has no agent
+    left for the group, and the other zone one, the fourth."""
+    zones = {"net-a1": "az1", "net-a2": "az1", "net-b1": "az2",
+             "net-b2": "az2"}
+    for name, zone in zones.items():
+        _report(services, name, "network", {"CUSTOM_L3_ROUTER": 100},
+                availability_zone=zone)
+    services.wait_for_hosts(4)
+    # net-a1 and net-b2 host one router each: the least loaded are the
+    # others, and without the spread both bindings could go to az1
+    for name in ("net-a1", "net-b2"):
+        assert services.client.claim_allocations(
+            None, str(uuid.uuid4()), selection.AllocationRequest(
+                allocations=[selection.AllocationItem(
+                    resource_provider_uuid=provider_uuid(name),
+                    resources={"CUSTOM_L3_ROUTER": 1})]))
+    group = request_spec.InstanceGroup(uuid=str(uuid.uuid4()),
+                                       policy="anti-affinity")
+
+    def binding(count, **fields):
+        return _place(services, _spec(
+            {"CUSTOM_L3_ROUTER": 1}, "network", count,
+            instance_group=group, **fields), count)
+
+    pair = binding(2, scheduler_hints={
+        "availability_zone_hints": ["az1", "az2"]})
+    assert sorted(pair) == ["net-a2", "net-b1"]
+    third = binding(1, scheduler_hints={
+        "availability_zone_hints": ["az1", "az2"]})
+    assert third[0] in ("net-a1", "net-b2")
+    [left] = {"net-a1", "net-b2"} - set(third)
+    with pytest.raises(exception.NoValidHost):
+        binding(1, availability_zone=zones[third[0]])
+    assert binding(1, availability_zone=zones[left]) == [left]
+    with pytest.raises(exception.NoValidHost):
+        binding(1)
+    with services.database.begin() as conn:
+        hosts = allocations.group_hosts(conn, group.uuid)
+    assert hosts == dict.fromkeys(zones, 1)
+
+
 def test_a_named_instance_full_and_a_bad_one(services):
     """on_instance pins a container to one host: when that host is full
     the answer is ProvidersFull for one host (a new instance will not
@@ -208,3 +261,94 @@ def test_a_named_instance_full_and_a_bad_one(services):
     with pytest.raises(exception.InvalidRequest):
         _place(services, container("ctr-b"))
     assert invariants.allocations(services.database) == before
+
+
+# -- a retirement reaches every worker ------------------------------------
+
+
+def _raw_call(rabbit, topic, method, **kwargs):
+    """A call by plain oslo.messaging, casting nothing after it (as a
+    service that does not know of ``providers_changed`` would)."""
+    conf = cfg.ConfigOpts()
+    rpc.register_opts(conf)
+    conf([])
+    transport = messaging.get_rpc_transport(conf, url=rabbit)
+    try:
+        client = messaging.get_rpc_client(transport, messaging.Target(
+            exchange=rpcapi.EXCHANGE, topic=topic), timeout=30)
+        return client.prepare(version="1.9").call({}, method, **kwargs)
+    finally:
+        transport.cleanup()
+
+
+def _every_worker_lists(daemon, name, listed, answers=12, timeout=20):
+    """Whether ``answers`` answers in a row (from whichever worker takes
+    each call) agree that ``name`` is ``listed``, within ``timeout``."""
+    deadline = time.monotonic() + timeout
+    agreeing = 0
+    while agreeing < answers and time.monotonic() < deadline:
+        hosts = {s.host for s in daemon.client.get_host_states(None)}
+        agreeing = agreeing + 1 if (name in hosts) == listed else 0
+    return agreeing >= answers
+
+
+@pytest.fixture
+def two_workers(server_db, daemon_factory):
+    """A daemon of two workers with the three profiles and no periodic
+    re-read (a worker learns of a change by a cast, or not at all)."""
+    daemon = daemon_factory(server_db.url, workers=2, extra=PROFILES.replace(
+        "[scheduler]\n", "[scheduler]\nusage_sync_interval = 0\n", 1))
+    daemon.database = server_db.db
+    return daemon
+
+
+def test_a_retirement_reaches_every_worker(two_workers, rabbit):
+    """Retired by a caller that casts nothing after it: the worker that
+    retired the host tells the others, so that no worker lists it nor
+    places on it, though none re-reads the database on its own."""
+    _report(two_workers, "ctr-old", "container", {"VCPU": 4,
+                                                  "MEMORY_MB": 4096},
+            instance_uuid=str(uuid.uuid4()))
+    assert _every_worker_lists(two_workers, "ctr-old", True)
+    [state] = two_workers.client.get_host_states(None)
+    assert _raw_call(rabbit, two_workers.topic, "retire_provider",
+                     provider_uuid=provider_uuid("ctr-old"),
+                     generation=state.generation) is True
+    assert _every_worker_lists(two_workers, "ctr-old", False)
+    for _ in range(4):
+        with pytest.raises(exception.NoValidHost):
+            _place(two_workers, _spec({"VCPU": 1, "MEMORY_MB": 512},
+                                      "container"))
+
+
+def test_a_vacancy_never_announced_is_announced_at_a_sync(server_db,
+                                                          daemon_factory):
+    """A container host nothing was ever placed on had no last release
+    to announce it (as if the worker that released its last container
+    died before announcing): the periodic sync announces it, once, with
+    the generation that retires it."""
+    topic = "gantt-test-vacancy-" + uuid.uuid4().hex[:8]
+    daemon = daemon_factory(server_db.url, extra=PROFILES.replace(
+        "[scheduler]\n", "[scheduler]\nusage_sync_interval = 1\n", 1) + (
+        "\n[oslo_messaging_notifications]\ndriver = messagingv2\n"
+        "topics = %s\n" % topic))
+    transport = messaging.get_notification_transport(daemon.conf)
+    heard = notifications._Listener()
+    listener = messaging.get_notification_listener(
+        transport, [messaging.Target(topic=topic)], [heard],
+        executor="threading", serializer=rpc.Serializer())
+    listener.start()
+    try:
+        _report(daemon, "ctr-idle", "container", {"VCPU": 2},
+                instance_uuid=str(uuid.uuid4()))
+        _priority, _publisher, event, payload = heard.next()
+        assert (event, payload.name) == ("provider.vacant", "ctr-idle")
+        assert daemon.client.retire_provider(
+            None, provider_uuid("ctr-idle"), payload.generation) is True
+        time.sleep(3)       # three syncs: nothing more of a retired host
+        assert heard.received.empty()
+    finally:
+        listener.stop()
+        listener.wait()
+        transport.cleanup()
+        _delete_queues(daemon.conf.transport_url, topic)

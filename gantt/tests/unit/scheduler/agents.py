@@ -1,18 +1,25 @@
 """Builders of the network and container tests (not a test module):
-agents and container hosts as providers, router, DHCP and container
-requests as RequestSpecs."""
+agents as providers of kind ``network`` and container hosts, router, DHCP
+and container requests as RequestSpecs."""
 
+from gantt.conf import profiles as conf_profiles
 from gantt.objects import compute_node
+from gantt.objects import provider as provider_obj
 from gantt.objects import request_spec
 from gantt.scheduler.pipeline.weighers import hosted
 from gantt.tests import factories
 
 ROUTER = hosted.ROUTER_CLASS
 DHCP = hosted.DHCP_CLASS
-#: what the network tests enable (a network profile's lists)
-NETWORK_FILTERS = ["ComputeFilter", "ResourceFilter",
-                   "AvailabilityZoneFilter", "ServerGroupAntiAffinityFilter"]
+NETWORK = "network"
+#: the network profile of doc/examples/services.conf
+NETWORK_FILTERS = ["ResourceFilter", "AvailabilityZoneFilter",
+                   "ServerGroupAntiAffinityFilter"]
 NETWORK_WEIGHERS = ["LeastRoutersWeigher", "LeastNetworksWeigher"]
+NETWORK_PROFILE = {"provider_kinds": [NETWORK],
+                   "enabled_filters": NETWORK_FILTERS,
+                   "enabled_weighers": NETWORK_WEIGHERS}
+_SEQ = iter(range(1, 10 ** 9))
 
 
 def only(node, inventories):
@@ -22,9 +29,30 @@ def only(node, inventories):
 
 
 def agent(name, *, resource_class=ROUTER, total=100000, zone=None):
-    """An L3 (or DHCP) agent: a provider of ``resource_class`` only."""
-    return only(factories.compute_node_obj(name, zone=zone), [
-        compute_node.Inventory(resource_class=resource_class, total=total)])
+    """An L3 (or DHCP) agent: a provider of kind ``network`` offering
+    ``total`` units of ``resource_class`` and nothing else, its uuid
+    ``factories.host_uuid(name)``."""
+    return provider_obj.ProviderReport(
+        provider=provider_obj.ResourceProvider(
+            uuid=factories.host_uuid(name), name=name, inventories=[
+                compute_node.Inventory(resource_class=resource_class,
+                                       total=total)]),
+        report_sequence=next(_SEQ), kind=NETWORK, service="neutron-agent",
+        availability_zone=zone)
+
+
+def container_provider(name, instance_uuid, *, vcpus=8,
+                       memory_mb=16384):
+    """A container host as a provider of kind ``container`` linked to
+    ``instance_uuid`` by its report (ProviderReport 1.2)."""
+    return provider_obj.ProviderReport(
+        provider=provider_obj.ResourceProvider(
+            uuid=factories.host_uuid(name), name=name, inventories=[
+                compute_node.Inventory(resource_class="VCPU", total=vcpus),
+                compute_node.Inventory(resource_class="MEMORY_MB",
+                                       total=memory_mb)]),
+        report_sequence=next(_SEQ), kind="container", service="zun",
+        instance_uuid=instance_uuid)
 
 
 def container_host(name, instance_uuid, *, vcpus=8, memory_mb=16384,
@@ -39,17 +67,26 @@ def container_host(name, instance_uuid, *, vcpus=8, memory_mb=16384,
 
 
 def unit_spec(resource_class, *, zone=None, group=None, hints=None,
-              **fields):
-    """A request for one unit of ``resource_class`` and nothing else (a
-    flavor of zeros: no VCPU, RAM or disk)."""
-    flavor = factories.flavor(
-        name=resource_class.lower(), vcpus=0, memory_mb=0, root_gb=0,
-        extra_specs={"resources:%s" % resource_class: "1"})
+              profile=NETWORK, **fields):
+    """A flavorless request of ``profile`` for one unit of
+    ``resource_class`` and nothing else."""
     if group is not None:
         fields["instance_group"] = request_spec.InstanceGroup(
             uuid=group, policy="anti-affinity", rules={})
-    return factories.request(flavor, availability_zone=zone,
-                             scheduler_hints=dict(hints or {}), **fields)
+    return request_spec.RequestSpec(
+        flavor=None, profile=profile, availability_zone=zone,
+        scheduler_hints=dict(hints or {}), project_id="p", user_id="u",
+        request_groups=[request_spec.RequestGroup(
+            resources={resource_class: 1})], **fields)
+
+
+def network_conf(conf):
+    """``conf`` with the network profile beside the default one."""
+    conf.set_override("profiles", [NETWORK], "scheduler")
+    conf_profiles.register(conf)
+    for option, value in NETWORK_PROFILE.items():
+        conf.set_override(option, value, "profile:" + NETWORK)
+    return conf
 
 
 def container_spec(vcpus=1, memory_mb=1024, *, hints=None, **fields):

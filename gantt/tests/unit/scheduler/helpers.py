@@ -2,10 +2,12 @@
 
 import numpy as np
 
+from gantt.objects import provider as provider_obj
 from gantt.scheduler.pipeline import translate
 from gantt.scheduler.state import aggregates as aggregate_set
 from gantt.scheduler.state import cache as cache_mod
 from gantt.scheduler.state import host_view
+from gantt.scheduler.state import provider_tree
 from gantt.scheduler.state import update as update_mod
 from gantt.tests import factories
 
@@ -40,13 +42,25 @@ def host_report(node, received_at=NOW):
                                                    received_at=received_at)
 
 
+def standalone(report):
+    """The cache's provider of a ProviderReport (its own root)."""
+    rp = report.provider
+    return provider_tree.Provider(
+        uuid=rp.uuid, name=rp.name, parent_uuid=None, root_uuid=rp.uuid,
+        inventories={i.resource_class: update_mod.Inventory(
+            i.total, i.reserved, i.min_unit, i.max_unit, i.step_size,
+            i.allocation_ratio) for i in rp.inventories},
+        traits=frozenset(rp.traits), aggregates=frozenset(rp.aggregates))
+
+
 def view_of(cache, service_down_time=SERVICE_DOWN_TIME):
     """A HostView over ``cache``'s table, taken at ``NOW``."""
     return host_view.HostView(cache.table, NOW, service_down_time)
 
 
 def make_cache(*nodes, ages=None, usages=None, aggregates=()):
-    """A HostStateCache holding ``nodes`` (ComputeNode objects).
+    """A HostStateCache holding ``nodes`` (ComputeNode objects, or
+    ProviderReports of standalone providers: agents, container hosts).
 
     :param ages: ``{host name: seconds since its last report}``
     :param usages: ``{host name: {class: used}}``
@@ -56,10 +70,18 @@ def make_cache(*nodes, ages=None, usages=None, aggregates=()):
     usages = usages or {}
     cache = cache_mod.HostStateCache(clock=lambda: NOW)
     for node in nodes:
-        cache.apply_report(host_report(
-            node, received_at=NOW - ages.get(node.host, 0)))
-        if node.host in usages:
-            cache.apply_usage(node.uuid, 1, usages[node.host])
+        if isinstance(node, provider_obj.ProviderReport):
+            name, uuid = node.provider.name, node.provider.uuid
+            cache.apply_provider(standalone(node), node.report_sequence,
+                                 details=update_mod.Standalone.from_report(
+                                     node),
+                                 received_at=NOW - ages.get(name, 0))
+        else:
+            name, uuid = node.host, node.uuid
+            cache.apply_report(host_report(
+                node, received_at=NOW - ages.get(name, 0)))
+        if name in usages:
+            cache.apply_usage(uuid, 1, usages[name])
     if aggregates:
         cache.apply_aggregates(aggregate_set.AggregateSet(aggregates))
     return cache

@@ -17,6 +17,7 @@ from gantt.scheduler.pipeline import pipeline as pipeline_mod
 from gantt.scheduler.pipeline import weighers as weighers_base
 from gantt.scheduler.pipeline.filters import resources as resource_filter
 from gantt.scheduler.pipeline.weighers import resources as resource_weighers
+from gantt.scheduler.state import update as update_mod
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import agents
 from gantt.tests.unit.scheduler import helpers
@@ -309,6 +310,31 @@ def test_rows_on_instance_by_stat_only_where_reported():
         agents.container_host("c-b", INSTANCES["c-b"]))
     assert containers.rows_on_instance(view, INSTANCES["c-b"]).tolist() == [
         False, False, True]
+
+
+def test_rows_on_instance_by_report_link_follow_the_reports():
+    """The link of a provider report is an indexed column: a host
+    reported again with another instance moves with it, and a retired
+    host is linked to nothing."""
+    cache = helpers.make_cache(
+        agents.container_provider("c-a", INSTANCES["c-a"]),
+        helpers.node("n"),
+        agents.container_provider("c-b", INSTANCES["c-b"]))
+
+    def linked(instance):
+        return containers.rows_on_instance(helpers.view_of(cache),
+                                           instance).tolist()
+
+    assert linked(INSTANCES["c-b"]) == [False, False, True]
+    assert linked(INSTANCES["c-a"]) == [True, False, False]
+    assert linked(str(factories.uuids(1)[0])) == [False] * 3
+    moved = agents.container_provider("c-a", INSTANCES["c-b"])
+    cache.apply_provider(helpers.standalone(moved), moved.report_sequence,
+                         details=update_mod.Standalone.from_report(moved))
+    assert linked(INSTANCES["c-b"]) == [True, False, True]
+    assert linked(INSTANCES["c-a"]) == [False] * 3
+    cache.remove_provider(factories.host_uuid("c-b"))
+    assert linked(INSTANCES["c-b"]) == [True, False, False]
 
 
 def test_is_container_request_by_provider_kinds():

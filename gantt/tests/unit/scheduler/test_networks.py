@@ -1,5 +1,6 @@
-"""Routers and DHCP on agents, end to end on SQLite: the agent hosting the
-fewest wins, zones bound, HA routers and DHCP never share an agent."""
+"""Routers and DHCP on agents, end to end on SQLite: agents are providers
+of kind ``network`` scheduled by the network profile; the agent hosting
+the fewest wins, zones bound, HA routers and DHCP never share an agent."""
 
 import collections
 
@@ -7,6 +8,7 @@ import pytest
 
 from gantt import exception
 from gantt import scheduler as scheduler_mod
+from gantt.scheduler.pipeline import zones as zones_mod
 from gantt.scheduler.pipeline.weighers import hosted
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import agents
@@ -20,11 +22,7 @@ GROUP = h.GROUP
 def network(conf, sqlite_db):
     """A worker scheduling routers and DHCP (a network profile's lists)."""
     conf.set_override("connection", sqlite_db.url, "database")
-    conf.set_override("enabled_filters", agents.NETWORK_FILTERS,
-                      "filter_scheduler")
-    conf.set_override("enabled_weighers", agents.NETWORK_WEIGHERS,
-                      "filter_scheduler")
-    mgr = scheduler_mod.build(conf, sqlite_db)
+    mgr = scheduler_mod.build(agents.network_conf(conf), sqlite_db)
     mgr.stats.load_cache()
     return mgr
 
@@ -34,7 +32,7 @@ def _agents(scheduler, loads, resource_class=agents.ROUTER, zones=None):
     zones = zones or {}
     for i, load in enumerate(loads):
         name = "a%d" % i
-        scheduler.stats.update_resource_stats(agents.agent(
+        scheduler.stats.update_provider(agents.agent(
             name, resource_class=resource_class, zone=zones.get(name)))
         for _ in range(load):
             scheduler.claims.claimer.claim(factories.uuids(1)[0], {
@@ -112,6 +110,74 @@ def test_router_and_dhcp_agents_do_not_mix(network):
     _agents(network, [0, 0], resource_class=agents.DHCP)
     with pytest.raises(exception.NoValidHost):
         _place(network, agents.unit_spec(agents.ROUTER))
+
+
+# -- an HA router over several zones (availability_zone_hints) ------------
+
+ZONES = {"a0": "az1", "a1": "az1", "a2": "az2", "a3": "az3", "a4": "az3",
+         "a5": "az4"}
+
+
+def _zone_hints(*zones):
+    return {zones_mod.HINT: list(zones)}
+
+
+def _zones_of(hosts):
+    return sorted(ZONES[h] for h in hosts)
+
+
+def test_ha_router_over_three_zones_takes_one_agent_in_each(network):
+    # without the spread, the three least loaded would be a0, a4 and a1
+    _agents(network, [0, 1, 5, 2, 0, 0], zones=ZONES)
+    hosts = _place(network, agents.unit_spec(
+        agents.ROUTER, group=GROUP, num_instances=3,
+        hints=_zone_hints("az1", "az2", "az3")), 3)
+    assert sorted(hosts) == ["a0", "a2", "a4"]
+
+
+def test_more_bindings_than_zones_fill_the_zones_evenly(network):
+    _agents(network, [0, 1, 5, 2, 0, 0], zones=ZONES)
+    hosts = _place(network, agents.unit_spec(
+        agents.ROUTER, group=GROUP, num_instances=4,
+        hints=_zone_hints("az1", "az3")), 4)
+    assert _zones_of(hosts) == ["az1", "az1", "az3", "az3"]
+    assert sorted(hosts) == ["a0", "a1", "a3", "a4"]
+
+
+def test_a_hinted_zone_without_agents_leaves_the_others_to_share(network):
+    _agents(network, [3, 0, 0, 0, 0, 0], zones=ZONES)
+    hosts = _place(network, agents.unit_spec(
+        agents.ROUTER, group=GROUP, num_instances=2,
+        hints=_zone_hints("az1", "az9")), 2)
+    assert sorted(hosts) == ["a0", "a1"]
+
+
+def test_one_router_with_several_hints_stays_in_them(network):
+    # a5 (az4) hosts nothing, but it is not hinted
+    _agents(network, [4, 3, 5, 2, 6, 0], zones=ZONES)
+    assert _place(network, agents.unit_spec(
+        agents.ROUTER, hints=_zone_hints("az1", "az3"))) == ["a3"]
+
+
+def test_agents_outside_the_hints_are_counted_out(network):
+    _agents(network, [0, 0], zones={"a0": "az1", "a1": "az1"})
+    with pytest.raises(exception.NoValidHost) as err:
+        _place(network, agents.unit_spec(
+            agents.ROUTER, hints=_zone_hints("az2", "az3")))
+    assert "2 not in the hinted zones" in str(err.value)
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"zone": "az1", "hints": _zone_hints("az1", "az2")}, "exclusive"),
+    ({"hints": _zone_hints("az1", "")}, "zone names"),
+    ({"hints": _zone_hints("az1", "z" * 256)}, "zone names"),
+])
+def test_bad_zone_hints_are_refused_and_claim_nothing(network, fields,
+                                                      message):
+    _agents(network, [0], zones={"a0": "az1"})
+    with pytest.raises(exception.InvalidRequest, match=message):
+        _place(network, agents.unit_spec(agents.ROUTER, **fields))
+    assert _routers(network) == {}
 
 
 # -- the weighers alone ---------------------------------------------------

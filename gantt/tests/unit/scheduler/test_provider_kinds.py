@@ -195,6 +195,49 @@ def test_no_vacancy_kinds_announce_nothing():
     assert heard == []
 
 
+def test_a_vacancy_left_unretired_is_announced_again_once_per_sync():
+    """The announcement at the commit may be lost with its worker: each
+    sync announces again, once, what stayed vacant at one generation
+    since the previous sync; a provider used again, or vacant anew, or
+    retired, follows its new state."""
+    cache = world()
+    cache.apply_usage(CTR, 4, {})
+    heard = []
+    watch = vacancy.VacancyWatch(cache, ["container", "volume"],
+                                 heard.append)
+
+    def announced():
+        return [(v.name, v.generation) for v in watch.reannounce()]
+
+    # the volume backend's generation is not known yet: no token
+    assert announced() == [] and announced() == [("ctr-1", 4)]
+    heard.clear()
+    watch = vacancy.VacancyWatch(cache, ["container", "volume"],
+                                 heard.append)
+    cache.apply_usage(VOL, 1, {})
+    # first sync: seen vacant (the volume backend too); second: both
+    # announced again; third: nothing more
+    assert announced() == []
+    assert sorted(announced()) == [("cinder@lvm#pool", 1), ("ctr-1", 4)]
+    assert announced() == []
+    assert [v.provider_uuid for v in heard] == sorted([CTR, VOL])
+    # used, then vacant again at a new generation: again after two syncs
+    cache.apply_usage(CTR, 5, {"VCPU": 1})
+    assert announced() == []
+    cache.apply_usage(CTR, 6, {})
+    assert announced() == []
+    assert announced() == [("ctr-1", 6)]
+    # retired: nothing more, ever
+    cache.remove_provider(CTR)
+    assert announced() == [] and announced() == []
+
+
+def test_no_vacancy_kinds_announce_nothing_again():
+    cache = world()
+    watch = vacancy.VacancyWatch(cache, [], lambda v: None)
+    assert watch.reannounce() == [] and watch.reannounce() == []
+
+
 # -- a worker: reports in, restart, vacancy, retirement ----------------------
 
 

@@ -1,6 +1,8 @@
 """The backend expression language: Cinder's results, hostile input refused.
 """
 
+import re
+
 import pytest
 
 from gantt.scheduler.pipeline import expressions
@@ -64,3 +66,65 @@ def test_a_refused_power_is_never_computed():
 def test_an_overlong_expression_is_refused_before_parsing():
     with pytest.raises(expressions.ExpressionError, match="longer"):
         expressions.parse("1" * (expressions.MAX_LENGTH + 1))
+
+
+# -- what an error says (DriverFilter and GoodnessWeigher log it; explain
+# shows it) and the edges the mutation test found unpinned --------------
+
+
+@pytest.mark.parametrize("text, message", [
+    ("7 / 0", r"/: float division by zero"),
+    ("foo(3)", r"no such function 'foo'"),
+    ("max(5)", r"max: 'int' object is not iterable"),
+    ("stats.word < 3", r"<: '<' not supported between instances of 'str' "
+                       r"and 'int'"),
+    ("stats.missing", r"no such variable 'stats.missing'"),
+    ("(-8) ^ 0.5", r"complex result"),
+    ("2 ^ 4096", r"result larger than 4096 bits"),
+    ("stats.list + 1", r"cannot read \[1\]: int\(\) argument must be a "
+                       r"string, a bytes-like object or a real number, not "
+                       r"'list'"),
+])
+def test_an_error_says_what_failed(text, message):
+    with pytest.raises(expressions.ExpressionError) as raised:
+        expressions.evaluate(expressions.parse(text),
+                             dict(VARS, stats=dict(VARS["stats"],
+                                                   list=[1])))
+    assert re.fullmatch(message, str(raised.value)), str(raised.value)
+
+
+def test_a_power_of_exactly_the_bound_is_computed():
+    assert run("2 ^ 4095") == 2 ** 4095
+
+
+def test_both_sides_of_a_power_read_the_variables():
+    assert (run("2 ^ stats.x"), run("stats.x ^ 2")) == (32, 25)
+
+
+def test_a_string_plus_a_number_is_an_error_not_a_crash():
+    for text in ("'a' + 1", "1 + 'a'"):
+        with pytest.raises(expressions.ExpressionError):
+            run(text)
+
+
+@pytest.mark.parametrize("value", ['a"b', "a'b", "'ab'", '"a"b'])
+def test_quotes_in_a_variable_are_dropped_as_cinder_does(value):
+    variables = dict(VARS, stats={"q": value})
+    assert expressions.evaluate(expressions.parse("stats.q == 'ab'"),
+                                variables) is True
+
+
+def test_branches_and_negations_read_the_variables():
+    assert (run("1 ? stats.x : 0"), run("0 ? 0 : stats.x"),
+            run("not stats.x")) == (5, 5, False)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("'a' - 1", r"not a number: 'a'"),
+    # refused before pow() runs: 500 * log2(1024) bits
+    ("1024 ^ 500", r"power larger than 4096 bits"),
+])
+def test_refusals_say_why(text, message):
+    with pytest.raises(expressions.ExpressionError) as raised:
+        run(text)
+    assert re.fullmatch(message, str(raised.value)), str(raised.value)

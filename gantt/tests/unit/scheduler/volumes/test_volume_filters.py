@@ -65,6 +65,19 @@ def test_a_thin_pool_without_over_subscription_takes_its_room(capacity):
     assert_both_paths(capacity, pools, volume(50), [True, False])
 
 
+def test_exact_fits_pass(capacity):
+    """The volume takes exactly what is left: a thin pool of ratio 1, a
+    thin pool of 1 GB, a thick pool whose free space is the volume."""
+    pools = view(Pool("thin exact", total=100, ratio=1.0, used=50,
+                      caps=THIN),
+                 Pool("thin 1 GB", total=1, ratio=1.0, caps=THIN),
+                 Pool("thick exact", total=100, used=50,
+                      caps={"free_capacity_gb": 50}))
+    assert_both_paths(capacity, pools, volume(50), [True, False, True])
+    assert_both_paths(capacity, view(Pool("thin 1 GB", total=1, ratio=1.0,
+                                          caps=THIN)), volume(1), [True])
+
+
 def test_a_thick_volume_type_ignores_over_subscription(capacity):
     pools = view(Pool("thin", total=1000, ratio=20.0, used=980,
                       caps=THIN))
