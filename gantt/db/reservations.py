@@ -2,8 +2,9 @@
 
 A group's plan is claimed whole, in one transaction, under one
 *reservation consumer* per member slot (:func:`reserve`, which uses
-:func:`gantt.db.allocations.claim_new`: capacity, the group's claim rule
-and the providers' compare-and-swap as for any claim). Each slot then
+:func:`gantt.db.allocations.claim_plan`: capacity, the group's claim rule
+and the providers' and group's compare-and-swaps as for any claim, the
+group's members read once for the whole plan). Each slot then
 leaves the reserved state exactly once, by one of three paths, all of
 which start with a compare-and-swap on the slot's row, so that of two
 racing paths exactly one wins:
@@ -60,10 +61,9 @@ class Stored:
     user_id: str | None
 
 
-#: slots claimed per statement (see :func:`reserve`): PostgreSQL's
-#: one-statement claim is compiled once per size, and compiling one of
-#: a thousand consumers costs more than the round trips it saves
-CHUNK = 50
+#: slots claimed per statement (see :func:`reserve` and
+#: :func:`gantt.db.allocations.claim_plan`)
+CHUNK = allocations.PLAN_CHUNK
 
 
 #: the slot was taken over by another member already (or its number by
@@ -104,17 +104,13 @@ def reserve(conn, group_uuid, slots, expires_at, *, project_id, user_id,
     :raises: as :func:`gantt.db.allocations.claim_new`; SlotTaken when a
         concurrent reserve or extend of the group took a slot number
     """
-    states = {}
-    for start in range(0, len(slots), CHUNK):
-        # one transaction, several claim_new statements: each chunk's
-        # snapshot sees the chunks before it (same transaction), so
-        # capacity, the group rule and the compare-and-swap hold for the
-        # whole plan; the statement of a chunk is compiled once per size
-        for state in allocations.claim_new(
-                conn, [allocations.NewClaim(s.consumer_uuid, s.allocations)
-                       for s in slots[start:start + CHUNK]],
-                project_id=project_id, user_id=user_id, group=group):
-            states[state.uuid] = state
+    # one transaction: the group's members are read once, each chunk's
+    # snapshot sees the chunks before it, so capacity, the group rule and
+    # the compare-and-swaps hold for the whole plan
+    states = allocations.claim_plan(
+        conn, [allocations.NewClaim(s.consumer_uuid, s.allocations)
+               for s in slots],
+        project_id=project_id, user_id=user_id, group=group, chunk=CHUNK)
     try:
         conn.execute(RESERVATIONS.insert(), [
             {"group_uuid": group_uuid, "slot": s.slot, "member": s.member,
@@ -125,7 +121,7 @@ def reserve(conn, group_uuid, slots, expires_at, *, project_id, user_id,
                         reason="another call reserved slots of this group "
                                "at the same time; nothing was claimed"
                         ) from None
-    return list(states.values())
+    return states
 
 
 def members_by_provider(conn, group_uuid):

@@ -6,6 +6,7 @@ import datetime
 import threading
 
 import pytest
+from sqlalchemy import event as sa_event
 
 from gantt import exception
 from gantt.db import allocations
@@ -201,6 +202,38 @@ def test_a_plan_claimed_in_chunks_is_still_all_or_nothing(db, monkeypatch):
     assert _held(db, R1) == {} and _held(db, R2) == {}
     _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, {H2: {"VCPU": 4}}))
     assert _held(db, R2) == {H2: {"VCPU": 4}}
+
+
+def test_a_plan_in_chunks_counts_the_members_placed_before_it(db,
+                                                             monkeypatch):
+    _reserve(db, (R1, {H1: {"VCPU": 4}}))
+    monkeypatch.setattr(reservations, "CHUNK", 1)
+    with pytest.raises(exception.GroupPolicyViolation):
+        with db.begin() as conn:
+            reservations.reserve(
+                conn, GROUP, [reservations.SlotClaim(1, "web", R2, {
+                    H2: {"VCPU": 1}}), reservations.SlotClaim(2, "web", R3, {
+                        H1: {"VCPU": 1}})],
+                LATER, project_id="p", user_id="u", group=RULE, now=NOW)
+    assert _held(db, R2) == {} and _held(db, R3) == {}
+
+
+def test_a_plan_reads_the_group_once_however_many_chunks(db, monkeypatch):
+    monkeypatch.setattr(reservations, "CHUNK", 1)
+    statements = []
+
+    def seen(conn, cursor, statement, *args):
+        statements.append(statement)
+
+    sa_event.listen(db.engine, "before_cursor_execute", seen)
+    try:
+        _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, {H2: {"VCPU": 4}}))
+    finally:
+        sa_event.remove(db.engine, "before_cursor_execute", seen)
+    reads = [s for s in statements
+             if s.lstrip().upper().startswith("SELECT")
+             and "instance_groups" in s]
+    assert len(reads) == 1
 
 
 def test_a_member_holding_a_claim_already_takes_nothing_over(db):
