@@ -27,6 +27,7 @@ call is answered with the member's claim) and number the slots an
 """
 
 import dataclasses
+import functools
 import json
 
 from oslo_db import exception as db_exc
@@ -127,14 +128,18 @@ def reserve(conn, group_uuid, slots, expires_at, *, project_id, user_id,
 def members_by_provider(conn, group_uuid):
     """``{provider uuid: members}`` of the group's members, built or
     reserved (one statement; group plans are one provider per member)."""
-    rows = conn.execute(
+    return {uuid: int(count) for uuid, count
+            in conn.execute(_members_query(group_uuid))}
+
+
+def _members_query(group_uuid):
+    return (
         sa.select(RP.c.uuid, sa.func.count(sa.distinct(ALLOC.c.consumer_uuid)))
         .select_from(CONSUMERS)
         .join(ALLOC, ALLOC.c.consumer_uuid == CONSUMERS.c.uuid)
         .join(RP, RP.c.id == ALLOC.c.resource_provider_id)
         .where(CONSUMERS.c.instance_group_uuid == group_uuid)
         .group_by(RP.c.uuid))
-    return {uuid: int(count) for uuid, count in rows}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,40 +149,67 @@ class SlotRead:
     stored: Stored | None     # None: the group is not reserved here
     row: object               # the slot's row, or None
     holds: dict               # {provider uuid: {class: amount}} it holds
+    members: dict             # as :func:`members_by_provider`
 
 
 def read_slot(conn, group_uuid, slot):
-    """The group's rules, the slot's row and what its holder (the
-    reservation, or the member that took it) holds, in one statement."""
+    """The group's rules, the slot's row, what its holder (the
+    reservation, or the member that took it) holds and where the group's
+    members are, in one statement (a ``UNION ALL`` of the slot's rows,
+    ``part`` 0, and the members per provider, ``part`` 1)."""
+    rows = conn.execute(_read_slot_statement(),
+                        {"group_uuid": group_uuid, "slot": slot}).all()
+    slot_rows = [r for r in rows if r.part == 0]
+    if not slot_rows:
+        return SlotRead(None, None, {}, {})
+    members = {r.provider: int(r.members) for r in rows if r.part == 1}
+    first = slot_rows[0]
+    stored = Stored(json.loads(first.policies), first.objective,
+                    first.project_id, first.user_id)
+    if first.r_id is None:
+        return SlotRead(stored, None, {}, members)
+    row = _SlotRow(**{c.name: getattr(first, "r_" + c.name)
+                      for c in RESERVATIONS.c})
+    holds = {}
+    for r in slot_rows:
+        if r.provider is not None:
+            holds.setdefault(r.provider, {})[r.resource_class] = int(r.used)
+    return SlotRead(stored, row, holds, members)
+
+
+@functools.cache
+def _read_slot_statement():
+    """:func:`read_slot`'s SELECT, built once (bound at execution)."""
+    group_uuid = sa.bindparam("group_uuid")
+    return sa.union_all(_slot_query(group_uuid, sa.bindparam("slot")),
+                        _members_part(group_uuid))
+
+
+def _slot_query(group_uuid, slot):
     holder = sa.func.coalesce(RESERVATIONS.c.instance_uuid,
                               RESERVATIONS.c.consumer_uuid)
-    query = (
-        sa.select(GROUP_PLANS.c.policies, GROUP_PLANS.c.objective,
+    return (
+        sa.select(sa.literal(0).label("part"),
+                  GROUP_PLANS.c.policies, GROUP_PLANS.c.objective,
                   GROUP_PLANS.c.project_id, GROUP_PLANS.c.user_id,
                   *[c.label("r_" + c.name) for c in RESERVATIONS.c],
                   RP.c.uuid.label("provider"), ALLOC.c.resource_class,
-                  ALLOC.c.used)
+                  ALLOC.c.used, sa.null().label("members"))
         .select_from(GROUP_PLANS.outerjoin(RESERVATIONS, sa.and_(
             RESERVATIONS.c.group_uuid == GROUP_PLANS.c.group_uuid,
             RESERVATIONS.c.slot == slot))
             .outerjoin(ALLOC, ALLOC.c.consumer_uuid == holder)
             .outerjoin(RP, RP.c.id == ALLOC.c.resource_provider_id))
         .where(GROUP_PLANS.c.group_uuid == group_uuid))
-    rows = conn.execute(query).all()
-    if not rows:
-        return SlotRead(None, None, {})
-    first = rows[0]
-    stored = Stored(json.loads(first.policies), first.objective,
-                    first.project_id, first.user_id)
-    if first.r_id is None:
-        return SlotRead(stored, None, {})
-    row = _SlotRow(**{c.name: getattr(first, "r_" + c.name)
-                      for c in RESERVATIONS.c})
-    holds = {}
-    for r in rows:
-        if r.provider is not None:
-            holds.setdefault(r.provider, {})[r.resource_class] = int(r.used)
-    return SlotRead(stored, row, holds)
+
+
+def _members_part(group_uuid):
+    """:func:`_members_query` in :func:`_slot_query`'s columns."""
+    members = _members_query(group_uuid).subquery()
+    blank = [sa.null()] * (4 + len(RESERVATIONS.c))
+    uuid, count = members.c
+    return sa.select(sa.literal(1), *blank, uuid, sa.null(), sa.null(),
+                     count)
 
 
 @dataclasses.dataclass(frozen=True)
