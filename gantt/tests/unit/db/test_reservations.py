@@ -92,6 +92,22 @@ def test_a_taken_over_slot_keeps_counting_for_the_group(db):
             VM2, {H1: {"VCPU": 1}})], group=RULE)
 
 
+def test_reading_a_slot_says_what_it_holds_and_where_the_members_are(db):
+    _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, {H2: {"VCPU": 4}}))
+    _convert(db, 1, VM1)
+    with db.begin() as conn:
+        reservations.save_plan(conn, GROUP, [], "most-spread", "p", "u", NOW)
+        taken = reservations.read_slot(conn, GROUP, 1)
+        unknown = reservations.read_slot(conn, GROUP, 7)
+        other = reservations.read_slot(conn, R3, 0)
+    assert taken.row.instance_uuid == VM1
+    assert taken.holds == {H2: {"VCPU": 4}}
+    assert taken.members == {H1: 1, H2: 1}
+    assert taken.stored.objective == "most-spread"
+    assert unknown.row is None and unknown.members == {H1: 1, H2: 1}
+    assert other.stored is None
+
+
 def test_an_expired_or_unknown_slot_is_not_taken_over(db):
     _reserve(db, (R1, {H1: {"VCPU": 4}}), expires_at=NOW)
     assert _convert(db, 0, VM1, now=LATER) is None
