@@ -26,6 +26,16 @@ once per connection, see :mod:`gantt.db.prepared`). Many new consumers
 (the instances of one request) are claimed in one such transaction by
 :func:`claim_new`.
 
+A group's whole plan (:func:`claim_plan`) is one transaction of several
+such claims of up to :data:`PLAN_CHUNK` members each; the group's
+generation and members are read once, before the first (step 3's read),
+and counted on as each chunk's members are checked. Only the first
+chunk's write compares-and-swaps the group's generation: it locks the
+group row until the transaction ends, so every other claim of the group
+waits for it and then finds the generation moved. Each chunk still reads
+and compares-and-swaps its own providers (steps 2 and 4), and sees the
+chunks before it, being in the same transaction.
+
 The compare-and-swap comes before any write so that two claims racing for
 one provider meet on that provider's row and nowhere else: the loser waits
 on the row lock, finds the generation moved and gives up before it has
@@ -176,14 +186,57 @@ def claim_new(conn, claims, *, project_id=None, user_id=None, group=None):
     :raises: ProviderNotFound, CapacityExceeded, GroupPolicyViolation,
         ClaimConflict (:class:`ConsumerExists` when one was stored)
     """
+    tally = None if group is None else _read_tally(
+        conn, group, [c.consumer_uuid for c in claims])
+    return _claim_new(conn, claims, project_id, user_id, group, tally)
+
+
+#: members claimed per statement by :func:`claim_plan`: PostgreSQL's
+#: one-statement claim is compiled once per size, and compiling one of a
+#: thousand consumers costs more than the round trips it saves
+PLAN_CHUNK = 50
+
+
+def claim_plan(conn, claims, *, project_id=None, user_id=None, group,
+               chunk=PLAN_CHUNK):
+    """:func:`claim_new` for a whole group plan, in ``chunk``-member
+    statements of the caller's transaction, all or nothing.
+
+    The group's generation and members are read **once**, before the
+    first chunk; each chunk then reads its own providers' snapshot
+    (which sees the chunks before it: same transaction) and is checked
+    against the members read plus the plan's members counted so far.
+    The group's compare-and-swap is made by the first chunk's write, on
+    the generation that one read saw: from then on this transaction
+    holds the group row's lock until it ends, so no other claim of the
+    group can commit a member before the plan does (each must
+    compare-and-swap that row, and finds it moved).
+
+    :param group: the :class:`GroupClaim` every member keeps
+    :returns: list of :class:`ProviderState` for every provider touched
+    :raises: as :func:`claim_new`
+    """
+    tally = _read_tally(conn, group, [c.consumer_uuid for c in claims])
+    states = {}
+    for start in range(0, len(claims), chunk):
+        for state in _claim_new(conn, claims[start:start + chunk],
+                                project_id, user_id, group, tally):
+            states[state.uuid] = state
+    return list(states.values())
+
+
+def _claim_new(conn, claims, project_id, user_id, group, tally):
+    """:func:`claim_new` with the group's members read already
+    (``tally``, None without a group)."""
     wanted = {uuid for c in claims for uuid in c.allocations}
     providers = _snapshot(conn, uuids=wanted, hosts=group is not None)
     by_uuid = _by_uuid(providers, wanted)
-    group_generation = None
+    cas = None
     if group is not None:
-        group_generation = _check_group(conn, [
+        _check_group(conn, [
             (c.consumer_uuid, [by_uuid[u] for u in c.allocations])
-            for c in claims], group)
+            for c in claims], group, tally)
+        cas = None if tally.bumped else tally.generation
     for c in claims:
         _take(by_uuid, c.consumer_uuid, c.allocations)
     now = timeutils.utcnow()
@@ -197,13 +250,13 @@ def claim_new(conn, claims, *, project_id=None, user_id=None, group=None):
             for rc, amount in resources.items()]
     if conn.dialect.name == "postgresql" and providers and rows:
         _write_new_at_once(conn, providers, consumers, rows, now,
-                           None if group is None else (
-                               group.uuid, group_generation))
+                           None if cas is None else (group.uuid, cas))
+        _bumped(tally)
         return _states(providers)
     _bump_generations(conn, providers, claims[0].consumer_uuid)
-    if group is not None:
-        _bump_group(conn, group.uuid, group_generation,
-                    claims[0].consumer_uuid)
+    if cas is not None:
+        _bump_group(conn, group.uuid, cas, claims[0].consumer_uuid)
+        _bumped(tally)
     try:
         conn.execute(CONSUMERS.insert(), consumers)
     except db_exc.DBDuplicateEntry:
@@ -324,14 +377,16 @@ def _claim(conn, consumer_uuid, allocations, *, project_id=None,
         without=consumer_uuid if heir is None else None,
         hosts=group is not None)
     by_uuid = _by_uuid(providers, allocations)
-    group_generation = None
+    tally = None
     if group is not None:
-        group_generation = _check_group(conn, [
-            (consumer_uuid, [by_uuid[u] for u in allocations])], group)
+        tally = _read_tally(conn, group, [consumer_uuid])
+        _check_group(conn, [
+            (consumer_uuid, [by_uuid[u] for u in allocations])], group,
+            tally)
     _take(by_uuid, consumer_uuid, allocations)
     _bump_generations(conn, providers, consumer_uuid)
     if group is not None:
-        _bump_group(conn, group.uuid, group_generation, consumer_uuid)
+        _bump_group(conn, group.uuid, tally.generation, consumer_uuid)
     now = timeutils.utcnow()
     # consumers in uuid order, so that two moves lock them alike
     writes = [(consumer_uuid, consumer_seen, group.uuid if group else None)]
@@ -661,16 +716,43 @@ def _check_capacity(provider, consumer, rc, amount, inv, used):
         refuse("%d used of capacity %g" % (used, capacity))
 
 
-def _check_group(conn, placements, group):
+class _GroupTally:
+    """One transaction's count of a group's members: what
+    :func:`_read_tally` read (the group row's ``generation`` and
+    ``members``, ``Counter({host root id: members})``), plus the members
+    this transaction claimed since; the domains of the hosts it looked
+    at (``place``); whether its compare-and-swap of the group row was
+    made (``bumped``)."""
+
+    def __init__(self, generation, members):
+        self.generation = generation
+        self.members = members
+        self.place = None
+        self.everywhere = False
+        self.bumped = False
+
+
+def _bumped(tally):
+    if tally is not None:
+        tally.bumped = True
+
+
+def _read_tally(conn, group, consumers):
+    """A :class:`_GroupTally` of the group's placed members but
+    ``consumers`` (one statement)."""
+    return _GroupTally(*_group_members(conn, group, consumers))
+
+
+def _check_group(conn, placements, group, tally):
     """Enforce a hard group policy against the members placed so far.
 
     :param placements: ``[(consumer uuid, [_Provider, ...])]``, in order:
         each one is checked with the ones before it counted as members
-    :returns: the group row's generation, for the final compare-and-swap
+    :param tally: the :class:`_GroupTally` of the transaction; each
+        placement is counted into it
     """
-    consumers = [consumer for consumer, _ in placements]
-    generation, members = _group_members(conn, group, consumers)
-    place = _places_for(conn, group, members, placements)
+    members = tally.members
+    place = _places_for(conn, group, tally, placements)
     for consumer, providers in placements:
         roots = {p.root_id for p in providers if p.is_host}
         if group.policy == "anti-affinity":
@@ -689,21 +771,27 @@ def _check_group(conn, placements, group):
             domains.check(policy, members, place, roots, consumer,
                           group.uuid)
         members.update(roots)
-    return generation
 
 
-def _places_for(conn, group, members, placements):
+def _places_for(conn, group, tally, placements):
     """The domains of the hosts the group's level policies look at: its
     members' and the candidates' (every host's for a spread, whose skew
     counts the domains without members too); None without level
-    policies."""
+    policies. Read once per transaction, then only for the hosts not
+    read yet (``tally.place``)."""
     if not group.levels:
         return None
     if any(p.rule == "spread" for p in group.levels):
-        return domains.places(conn, None)
-    roots = set(members) | {p.root_id for _, providers in placements
-                            for p in providers if p.is_host}
-    return domains.places(conn, roots)
+        if not tally.everywhere:
+            tally.place, tally.everywhere = domains.places(conn, None), True
+        return tally.place
+    roots = set(tally.members) | {p.root_id for _, providers in placements
+                                  for p in providers if p.is_host}
+    if tally.place is None:
+        tally.place = domains.places(conn, roots)
+    elif not roots <= tally.place.keys():
+        tally.place.update(domains.places(conn, roots - tally.place.keys()))
+    return tally.place
 
 
 def _group_members(conn, group, consumers):

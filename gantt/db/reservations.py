@@ -2,8 +2,9 @@
 
 A group's plan is claimed whole, in one transaction, under one
 *reservation consumer* per member slot (:func:`reserve`, which uses
-:func:`gantt.db.allocations.claim_new`: capacity, the group's claim rule
-and the providers' compare-and-swap as for any claim). Each slot then
+:func:`gantt.db.allocations.claim_plan`: capacity, the group's claim rule
+and the providers' and group's compare-and-swaps as for any claim, the
+group's members read once for the whole plan). Each slot then
 leaves the reserved state exactly once, by one of three paths, all of
 which start with a compare-and-swap on the slot's row, so that of two
 racing paths exactly one wins:
@@ -26,6 +27,7 @@ call is answered with the member's claim) and number the slots an
 """
 
 import dataclasses
+import functools
 import json
 
 from oslo_db import exception as db_exc
@@ -60,10 +62,9 @@ class Stored:
     user_id: str | None
 
 
-#: slots claimed per statement (see :func:`reserve`): PostgreSQL's
-#: one-statement claim is compiled once per size, and compiling one of
-#: a thousand consumers costs more than the round trips it saves
-CHUNK = 50
+#: slots claimed per statement (see :func:`reserve` and
+#: :func:`gantt.db.allocations.claim_plan`)
+CHUNK = allocations.PLAN_CHUNK
 
 
 #: the slot was taken over by another member already (or its number by
@@ -104,17 +105,13 @@ def reserve(conn, group_uuid, slots, expires_at, *, project_id, user_id,
     :raises: as :func:`gantt.db.allocations.claim_new`; SlotTaken when a
         concurrent reserve or extend of the group took a slot number
     """
-    states = {}
-    for start in range(0, len(slots), CHUNK):
-        # one transaction, several claim_new statements: each chunk's
-        # snapshot sees the chunks before it (same transaction), so
-        # capacity, the group rule and the compare-and-swap hold for the
-        # whole plan; the statement of a chunk is compiled once per size
-        for state in allocations.claim_new(
-                conn, [allocations.NewClaim(s.consumer_uuid, s.allocations)
-                       for s in slots[start:start + CHUNK]],
-                project_id=project_id, user_id=user_id, group=group):
-            states[state.uuid] = state
+    # one transaction: the group's members are read once, each chunk's
+    # snapshot sees the chunks before it, so capacity, the group rule and
+    # the compare-and-swaps hold for the whole plan
+    states = allocations.claim_plan(
+        conn, [allocations.NewClaim(s.consumer_uuid, s.allocations)
+               for s in slots],
+        project_id=project_id, user_id=user_id, group=group, chunk=CHUNK)
     try:
         conn.execute(RESERVATIONS.insert(), [
             {"group_uuid": group_uuid, "slot": s.slot, "member": s.member,
@@ -125,20 +122,24 @@ def reserve(conn, group_uuid, slots, expires_at, *, project_id, user_id,
                         reason="another call reserved slots of this group "
                                "at the same time; nothing was claimed"
                         ) from None
-    return list(states.values())
+    return states
 
 
 def members_by_provider(conn, group_uuid):
     """``{provider uuid: members}`` of the group's members, built or
     reserved (one statement; group plans are one provider per member)."""
-    rows = conn.execute(
+    return {uuid: int(count) for uuid, count
+            in conn.execute(_members_query(group_uuid))}
+
+
+def _members_query(group_uuid):
+    return (
         sa.select(RP.c.uuid, sa.func.count(sa.distinct(ALLOC.c.consumer_uuid)))
         .select_from(CONSUMERS)
         .join(ALLOC, ALLOC.c.consumer_uuid == CONSUMERS.c.uuid)
         .join(RP, RP.c.id == ALLOC.c.resource_provider_id)
         .where(CONSUMERS.c.instance_group_uuid == group_uuid)
         .group_by(RP.c.uuid))
-    return {uuid: int(count) for uuid, count in rows}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,40 +149,67 @@ class SlotRead:
     stored: Stored | None     # None: the group is not reserved here
     row: object               # the slot's row, or None
     holds: dict               # {provider uuid: {class: amount}} it holds
+    members: dict             # as :func:`members_by_provider`
 
 
 def read_slot(conn, group_uuid, slot):
-    """The group's rules, the slot's row and what its holder (the
-    reservation, or the member that took it) holds, in one statement."""
+    """The group's rules, the slot's row, what its holder (the
+    reservation, or the member that took it) holds and where the group's
+    members are, in one statement (a ``UNION ALL`` of the slot's rows,
+    ``part`` 0, and the members per provider, ``part`` 1)."""
+    rows = conn.execute(_read_slot_statement(),
+                        {"group_uuid": group_uuid, "slot": slot}).all()
+    slot_rows = [r for r in rows if r.part == 0]
+    if not slot_rows:
+        return SlotRead(None, None, {}, {})
+    members = {r.provider: int(r.members) for r in rows if r.part == 1}
+    first = slot_rows[0]
+    stored = Stored(json.loads(first.policies), first.objective,
+                    first.project_id, first.user_id)
+    if first.r_id is None:
+        return SlotRead(stored, None, {}, members)
+    row = _SlotRow(**{c.name: getattr(first, "r_" + c.name)
+                      for c in RESERVATIONS.c})
+    holds = {}
+    for r in slot_rows:
+        if r.provider is not None:
+            holds.setdefault(r.provider, {})[r.resource_class] = int(r.used)
+    return SlotRead(stored, row, holds, members)
+
+
+@functools.cache
+def _read_slot_statement():
+    """:func:`read_slot`'s SELECT, built once (bound at execution)."""
+    group_uuid = sa.bindparam("group_uuid")
+    return sa.union_all(_slot_query(group_uuid, sa.bindparam("slot")),
+                        _members_part(group_uuid))
+
+
+def _slot_query(group_uuid, slot):
     holder = sa.func.coalesce(RESERVATIONS.c.instance_uuid,
                               RESERVATIONS.c.consumer_uuid)
-    query = (
-        sa.select(GROUP_PLANS.c.policies, GROUP_PLANS.c.objective,
+    return (
+        sa.select(sa.literal(0).label("part"),
+                  GROUP_PLANS.c.policies, GROUP_PLANS.c.objective,
                   GROUP_PLANS.c.project_id, GROUP_PLANS.c.user_id,
                   *[c.label("r_" + c.name) for c in RESERVATIONS.c],
                   RP.c.uuid.label("provider"), ALLOC.c.resource_class,
-                  ALLOC.c.used)
+                  ALLOC.c.used, sa.null().label("members"))
         .select_from(GROUP_PLANS.outerjoin(RESERVATIONS, sa.and_(
             RESERVATIONS.c.group_uuid == GROUP_PLANS.c.group_uuid,
             RESERVATIONS.c.slot == slot))
             .outerjoin(ALLOC, ALLOC.c.consumer_uuid == holder)
             .outerjoin(RP, RP.c.id == ALLOC.c.resource_provider_id))
         .where(GROUP_PLANS.c.group_uuid == group_uuid))
-    rows = conn.execute(query).all()
-    if not rows:
-        return SlotRead(None, None, {})
-    first = rows[0]
-    stored = Stored(json.loads(first.policies), first.objective,
-                    first.project_id, first.user_id)
-    if first.r_id is None:
-        return SlotRead(stored, None, {})
-    row = _SlotRow(**{c.name: getattr(first, "r_" + c.name)
-                      for c in RESERVATIONS.c})
-    holds = {}
-    for r in rows:
-        if r.provider is not None:
-            holds.setdefault(r.provider, {})[r.resource_class] = int(r.used)
-    return SlotRead(stored, row, holds)
+
+
+def _members_part(group_uuid):
+    """:func:`_members_query` in :func:`_slot_query`'s columns."""
+    members = _members_query(group_uuid).subquery()
+    blank = [sa.null()] * (4 + len(RESERVATIONS.c))
+    uuid, count = members.c
+    return sa.select(sa.literal(1), *blank, uuid, sa.null(), sa.null(),
+                     count)
 
 
 @dataclasses.dataclass(frozen=True)

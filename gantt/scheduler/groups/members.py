@@ -35,8 +35,8 @@ class MemberPlacer:
         """``[[claimed, alternates…]]`` for the one instance.
 
         One transaction when the slot is taken over: a statement reads
-        the group's rules, the slot and what it holds, another where the
-        group's members are; the alternates are decided on the cache;
+        the group's rules, the slot, what it holds and where the group's
+        members are; the alternates are decided on the cache;
         then the slot is taken (:func:`reservations.convert`, three
         short writes behind a compare-and-swap) and committed.
 
@@ -74,9 +74,8 @@ class MemberPlacer:
                                 and not _up(view, slot.holds)):
             return None
         chosen = view.row_of(next(iter(slot.holds), None))
-        members = reservations.members_by_provider(conn, ref.group_uuid)
         fleet, answer = groups.decide(
-            request, _others(members, view, chosen), view=view)
+            request, _others(slot.members, view, chosen), view=view)
         _check_shape(ref, slot.holds, fleet.requests[0].resources)
         if not reservations.convert(conn, slot.row, instance,
                                     now=groups.clock()):

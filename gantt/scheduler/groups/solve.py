@@ -127,9 +127,11 @@ def score(problem, rows):
     model counts it."""
     counts = np.bincount(rows, minlength=problem.hosts)
     used = np.flatnonzero(counts)
-    value = {"most-spread": -float(len(used)),
-             "fewest-hosts": float(len(used)),
-             "balanced": _balanced(problem, rows)}[problem.objective]
+    if problem.objective == "balanced":
+        value = _balanced(problem, rows)
+    else:
+        value = {"most-spread": -float(len(used)),
+                 "fewest-hosts": float(len(used))}[problem.objective]
     for policy in problem.soft():
         per = np.bincount(problem.domain(policy.level)[rows])
         per = per[per > 0]

@@ -6,6 +6,7 @@ import datetime
 import threading
 
 import pytest
+from sqlalchemy import event as sa_event
 
 from gantt import exception
 from gantt.db import allocations
@@ -89,6 +90,22 @@ def test_a_taken_over_slot_keeps_counting_for_the_group(db):
             exception.GroupPolicyViolation):
         allocations.claim_new(conn, [allocations.NewClaim(
             VM2, {H1: {"VCPU": 1}})], group=RULE)
+
+
+def test_reading_a_slot_says_what_it_holds_and_where_the_members_are(db):
+    _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, {H2: {"VCPU": 4}}))
+    _convert(db, 1, VM1)
+    with db.begin() as conn:
+        reservations.save_plan(conn, GROUP, [], "most-spread", "p", "u", NOW)
+        taken = reservations.read_slot(conn, GROUP, 1)
+        unknown = reservations.read_slot(conn, GROUP, 7)
+        other = reservations.read_slot(conn, R3, 0)
+    assert taken.row.instance_uuid == VM1
+    assert taken.holds == {H2: {"VCPU": 4}}
+    assert taken.members == {H1: 1, H2: 1}
+    assert taken.stored.objective == "most-spread"
+    assert unknown.row is None and unknown.members == {H1: 1, H2: 1}
+    assert other.stored is None
 
 
 def test_an_expired_or_unknown_slot_is_not_taken_over(db):
@@ -201,6 +218,38 @@ def test_a_plan_claimed_in_chunks_is_still_all_or_nothing(db, monkeypatch):
     assert _held(db, R1) == {} and _held(db, R2) == {}
     _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, {H2: {"VCPU": 4}}))
     assert _held(db, R2) == {H2: {"VCPU": 4}}
+
+
+def test_a_plan_in_chunks_counts_the_members_placed_before_it(db,
+                                                             monkeypatch):
+    _reserve(db, (R1, {H1: {"VCPU": 4}}))
+    monkeypatch.setattr(reservations, "CHUNK", 1)
+    with pytest.raises(exception.GroupPolicyViolation):
+        with db.begin() as conn:
+            reservations.reserve(
+                conn, GROUP, [reservations.SlotClaim(1, "web", R2, {
+                    H2: {"VCPU": 1}}), reservations.SlotClaim(2, "web", R3, {
+                        H1: {"VCPU": 1}})],
+                LATER, project_id="p", user_id="u", group=RULE, now=NOW)
+    assert _held(db, R2) == {} and _held(db, R3) == {}
+
+
+def test_a_plan_reads_the_group_once_however_many_chunks(db, monkeypatch):
+    monkeypatch.setattr(reservations, "CHUNK", 1)
+    statements = []
+
+    def seen(conn, cursor, statement, *args):
+        statements.append(statement)
+
+    sa_event.listen(db.engine, "before_cursor_execute", seen)
+    try:
+        _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, {H2: {"VCPU": 4}}))
+    finally:
+        sa_event.remove(db.engine, "before_cursor_execute", seen)
+    reads = [s for s in statements
+             if s.lstrip().upper().startswith("SELECT")
+             and "instance_groups" in s]
+    assert len(reads) == 1
 
 
 def test_a_member_holding_a_claim_already_takes_nothing_over(db):
