@@ -21,6 +21,7 @@ import webob.exc
 
 from gantt.api import auth
 from gantt.api import errors
+from gantt.api import index_cache
 from gantt.api import microversion
 from gantt.api import notify
 from gantt.api import policies
@@ -44,12 +45,14 @@ CORS_DEFAULTS = dict(
 
 @dataclasses.dataclass(frozen=True)
 class Services:
-    """What handlers use: the database, the policy, the workers' ears."""
+    """What handlers use: the database, the policy, the workers' ears,
+    the provider index kept between requests."""
 
     conf: object
     db: object
     enforcer: object
     notifier: object
+    candidates_index: object
 
 
 def make_app(conf, db=None, notifier=None):
@@ -65,7 +68,8 @@ def make_app(conf, db=None, notifier=None):
         db = db_api.Database.from_conf(conf)
     if notifier is None:
         notifier = notify.from_conf(conf)
-    services = Services(conf, db, policies.enforcer(conf), notifier)
+    services = Services(conf, db, policies.enforcer(conf), notifier,
+                        index_cache.IndexCache())
     app = microversion_middleware(routes.router_app())
     app = _FaultWrapper(app)
     app = _Attach(app, services)

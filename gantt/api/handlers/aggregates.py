@@ -60,5 +60,7 @@ def set_aggregates(req):
                            "updated the data. Please retry your update") \
                 from None
         resp = _send(req, conn, row.uuid, wanted)
+    # before 1.19 the generation stays: the stamp may not see a swap
+    w.services(req).candidates_index.forget()
     w.services(req).notifier.providers_changed()
     return resp

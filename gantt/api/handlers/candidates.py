@@ -1,8 +1,9 @@
 """``GET /allocation_candidates`` (from 1.10): Gantt's own solver
 (:mod:`gantt.scheduler.pipeline.allocation_candidates`, which keeps
 Placement's rules for trees, sharing providers and request groups) over
-the stored providers, answered in Placement's shape for the microversion
-asked."""
+the stored providers (an index kept between requests while the
+database's change stamp holds, :mod:`gantt.api.index_cache`), answered
+in Placement's shape for the microversion asked."""
 
 import collections
 import dataclasses
@@ -15,7 +16,6 @@ from gantt.api import schemas
 from gantt.api import wsgi_util as w
 from gantt.db import names
 from gantt.scheduler.pipeline import allocation_candidates as ac
-from gantt.scheduler.state import stored_index
 
 
 @w.Wsgify
@@ -26,9 +26,10 @@ def list_candidates(req):
     w.validate_query(req, schemas.for_version(schemas.CANDIDATES_QUERY,
                                               req))
     parsed = candidate_query.parse(req)
-    with w.services(req).db.begin() as conn:
+    services = w.services(req)
+    with services.db.begin() as conn:
         _check_names(conn, parsed.query)
-        index = stored_index.load(conn)
+        index = services.candidates_index.index(conn)
     found = _solve(index, parsed.query)
     found = _nested_filter(req, index, found)
     found = with_swapped_twins(parsed.query, found)

@@ -1,9 +1,9 @@
 """Every stored provider, read from the database, as a
 :class:`gantt.scheduler.state.provider_tree.ProviderIndex`, the structure
 the allocation-candidates solver reads (the workers build theirs from
-reports; the REST API reads one from the database for each
-``GET /allocation_candidates``): five statements, whatever the number of
-providers."""
+reports; the REST API reads one from the database when its change
+stamp moved, :mod:`gantt.api.index_cache`): five statements, whatever
+the number of providers."""
 
 import collections
 
