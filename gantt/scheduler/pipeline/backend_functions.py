@@ -30,8 +30,8 @@ once per spelling of the backend's protocol (``iSCSI`` and ``iscsi``...,
 GoodnessWeigher takes the best.
 """
 
-import numpy as np
 
+from gantt.scheduler.pipeline import backend_columns
 from gantt.scheduler.pipeline import expressions
 from gantt.scheduler.pipeline import pools
 
@@ -55,6 +55,13 @@ def protocol_variants(value):
 def variables(host, caps, pool, request):
     """The five families for one backend: its host name, capabilities
     and :class:`~.pools.Pools` numbers (scalars), and ``request``."""
+    return dict(backend_families(host, caps, pool),
+                **request_families(request))
+
+
+def backend_families(host, caps, pool):
+    """``stats`` and ``capabilities`` of one backend (see
+    :func:`variables`)."""
     total = caps.get("total_capacity_gb")
     free = caps.get("free_capacity_gb")
     numbers = {
@@ -77,8 +84,12 @@ def variables(host, caps, pool, request):
                         max_over_subscription_ratio=float(pool.ratio),
                         thin_provisioning_support=bool(pool.thin))
     capabilities.update(caps)
-    return {"stats": stats, "capabilities": capabilities,
-            "extra": dict(pools.volume_type_specs(request)),
+    return {"stats": stats, "capabilities": capabilities}
+
+
+def request_families(request):
+    """``extra``, ``volume`` and ``qos``: the same for every backend."""
+    return {"extra": dict(pools.volume_type_specs(request)),
             "volume": {"size": pools.requested_size(request),
                        "project_id": request.project_id,
                        "availability_zone": request.availability_zone},
@@ -135,21 +146,24 @@ def run(host, request, key):
 
 def run_rows(view, request, key, rows):
     """``{row: outcomes}`` (as :meth:`run`) for ``rows`` of ``view``, from
-    its columns: no HostRecord is built, each text is parsed once."""
+    its columns: no HostRecord is built; the backends sharing a function
+    text share one parse and one vectorised evaluation
+    (:mod:`.backend_columns`)."""
     table = view.table
     numbers = view.memo(("pools",), lambda: pools.columns(view))
-    out = {}
+    out, by_text = {}, {}
     for row in rows:
         caps = table.capabilities[row] or {}
         text = caps.get(key)
         if text is None:
             out[row] = [(False, None)]
             continue
-        text = str(text)
-        pool = pools.Pools(*(np.asarray(field)[row] for field in numbers))
-        out[row] = _outcomes(text, parsed(view, text), table.hosts[row],
-                             caps, pool, request)
-    return out
+        by_text.setdefault(str(text), []).append(int(row))
+    context = backend_columns.Rows(table, numbers, request)
+    for text, group in by_text.items():
+        out.update(backend_columns.outcomes(
+            text, parsed(view, text), group, context))
+    return {row: out[row] for row in rows}
 
 
 def reporting_rows(view, key):

@@ -325,7 +325,7 @@ def _call(tree, variables):
     values = [evaluate(arg, variables) for arg in args]
     try:
         return function(*values)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:   # max(""): an empty sequence
         raise ExpressionError("%s: %s" % (name, exc)) from exc
 
 

@@ -37,7 +37,7 @@ class DriverFilter(filters.BaseFilter):
 
     def passes_columns(self, view, request):
         mask = np.ones(view.n, dtype=bool)
-        # only the backends with a function are evaluated, one by one
+        # only the backends with a function; one evaluation per text
         rows = np.flatnonzero(functions.reporting_rows(view, functions.FILTER))
         for row, outcome in functions.run_rows(
                 view, request, functions.FILTER, rows).items():

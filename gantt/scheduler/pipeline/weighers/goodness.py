@@ -48,7 +48,7 @@ class GoodnessWeigher(volume_capacity.VolumeWeigher):
         wanted = functions.reporting_rows(view, functions.GOODNESS)
         if not isinstance(rows, slice):
             wanted = wanted & np.isin(np.arange(view.n), rows)
-        # only the backends with a function are evaluated, one by one
+        # only the backends with a function; one evaluation per text
         for row, outcome in functions.run_rows(
                 view, request, functions.GOODNESS,
                 np.flatnonzero(wanted)).items():
