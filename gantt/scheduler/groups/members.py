@@ -168,11 +168,19 @@ def _amounts(resources):
     return ", ".join("%s=%d" % kv for kv in sorted(resources.items()))
 
 
+def _member_spec(spec):
+    """``spec`` as one member without a slot: a new RequestSpec sharing
+    ``spec``'s field values (read, never changed, by the decision), not a
+    deep copy of them; ``spec`` itself is left as it was."""
+    fields = {name: getattr(spec, name) for name in spec.fields
+              if spec.obj_attr_is_set(name)}
+    fields.update(group_slot=None, num_instances=1)
+    return type(spec)(spec._context, **fields)
+
+
 def _member_request(group_uuid, stored, spec):
     """A one-member GroupRequest of ``spec`` under the stored rules."""
-    member_spec = spec.obj_clone()
-    member_spec.group_slot = None
-    member_spec.num_instances = 1
+    member_spec = _member_spec(spec)
     return group_obj.GroupRequest(
         group_uuid=group_uuid, project_id=stored.project_id,
         user_id=stored.user_id, objective=stored.objective,

@@ -181,6 +181,15 @@ def test_a_retried_take_over_answers_with_the_members_claim(fleet):
         fleet.placer.select_destinations(member_spec(2), factories.uuids(1))
 
 
+def test_taking_a_slot_over_leaves_the_callers_spec_as_it_was(fleet):
+    plan = fleet.groups.reserve(group_request())
+    spec = member_spec(0)
+    before = spec.obj_to_primitive()
+    fleet.placer.select_destinations(spec, factories.uuids(1))
+    assert spec.obj_to_primitive() == before
+    assert spec.group_slot.slot == 0 and plan.slots[0].slot == 0
+
+
 def test_a_plan_is_what_the_wire_accepts_and_reads_back(fleet):
     # plans are built trusted (no per-field coercion): the wire's own
     # check and a round trip hold them to the fields' types
