@@ -49,11 +49,15 @@ def notified(daemon_factory, server_db):
     listener.stop()
     listener.wait()
     transport.cleanup()
-    _delete_queues(daemon.conf.transport_url, topic)
+    _delete_queues(daemon, topic)
 
 
-def _delete_queues(url, topic):
-    """Notification queues outlive their listener: drop this test's."""
+def _delete_queues(daemon, topic):
+    """Notification queues outlive their listener: drop this test's, once
+    the daemon is stopped (a queue deleted while the daemon publishes its
+    last notification makes the publish fail, an error in its log)."""
+    daemon.stop()
+    url = daemon.conf.transport_url
     with kombu.Connection(url.replace("rabbit://", "amqp://", 1)) as conn:
         channel = conn.channel()
         for priority in ("info", "error"):

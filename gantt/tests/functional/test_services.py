@@ -70,7 +70,7 @@ def services(server_db, daemon_factory):
     daemon.database = server_db.db
     daemon.notification_topic = topic
     yield daemon
-    _delete_queues(daemon.conf.transport_url, topic)
+    _delete_queues(daemon, topic)
 
 
 def _run(daemon, rabbit, script, *args):
@@ -351,4 +351,4 @@ def test_a_vacancy_never_announced_is_announced_at_a_sync(server_db,
         listener.stop()
         listener.wait()
         transport.cleanup()
-        _delete_queues(daemon.conf.transport_url, topic)
+        _delete_queues(daemon, topic)
