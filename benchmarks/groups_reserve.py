@@ -29,7 +29,7 @@ from gantt.objects import group as group_obj
 from gantt.objects import request_spec as rs_obj
 
 
-class _Located(gantt_env.Populator):
+class Located(gantt_env.Populator):
     """The cloud with each host's rack as its location."""
 
     def _host_rows(self, host, rows):
@@ -37,7 +37,7 @@ class _Located(gantt_env.Populator):
         rows["host_reports"][-1]["location"] = "rack=rack-%d" % host["rack"]
 
 
-def _group(spec, count, level):
+def group(spec, count, level):
     member = spec.obj_clone()
     return group_obj.GroupRequest(
         group_uuid=str(uuid.uuid4()), project_id="bench", user_id="bench",
@@ -60,7 +60,7 @@ def run(backend, hosts=10000):
     harness.on_exit(tdb.drop)
     db = gantt_env.gantt_database(tdb.url)
     harness.log("storing %d hosts on %s", hosts, backend)
-    _Located(db, cloud, per_instance=False).grow_to(hosts)
+    Located(db, cloud, per_instance=False).grow_to(hosts)
     conf = gantt_env.make_conf(**{
         "database.connection": tdb.url,
         "scheduler.service_down_time": 10 ** 9,
@@ -69,9 +69,9 @@ def run(backend, hosts=10000):
     worker.stats.load_cache()
     spec = gantt_env.request_spec(cloud, group=False)
     racks, rack_s = _timed(lambda: worker.groups.reserve(
-        _group(spec, 200, "rack")))
+        group(spec, 200, "rack")))
     _, host_s = _timed(lambda: worker.groups.reserve(
-        _group(spec, 1000, "host")))
+        group(spec, 1000, "host")))
     member, plain = [], []
     for slot in racks.slots[:50]:
         named = spec.obj_clone()

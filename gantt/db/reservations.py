@@ -52,6 +52,7 @@ class SlotClaim:
     member: str
     consumer_uuid: str
     allocations: dict        # {provider uuid: {class: amount}}
+    alternates: tuple = ()   # provider uuids the plan decided, best first
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,6 +119,7 @@ def reserve(conn, group_uuid, slots, expires_at, *, project_id, user_id,
         conn.execute(RESERVATIONS.insert(), [
             {"group_uuid": group_uuid, "slot": s.slot, "member": s.member,
              "consumer_uuid": s.consumer_uuid, "expires_at": expires_at,
+             "alternates": json.dumps(list(s.alternates)),
              "created_at": now} for s in slots])
     except db_exc.DBDuplicateEntry:
         raise SlotTaken(consumer=group_uuid,
@@ -157,36 +159,42 @@ class SlotRead:
     stored: Stored | None     # None: the group is not reserved here
     row: object               # the slot's row, or None
     holds: dict               # {provider uuid: {class: amount}} it holds
-    members: dict             # as :func:`members_by_provider`
+
+    def alternates(self):
+        """The provider uuids the plan decided as the slot's alternates,
+        best first; None for a slot reserved before they were kept."""
+        if self.row is None or self.row.alternates is None:
+            return None
+        return tuple(json.loads(self.row.alternates))
 
 
 def read_slot(conn, group_uuid, slot):
-    """The group's rules, the slot's row, what its holder (the
-    reservation, or the member that took it) holds and where the group's
-    members are, in one statement (a ``UNION ALL`` of the slot's rows,
-    ``part`` 0, and the members per provider, ``part`` 1)."""
+    """The group's rules, the slot's row (with its plan's alternates) and
+    what its holder (the reservation, or the member that took it) holds,
+    in one statement: one row per allocation of the holder. Where the
+    group's members are is not read: a member taking its slot over is
+    answered with the alternates its plan kept."""
     rows = _read_rows(conn, {"group_uuid": group_uuid, "slot": slot})
-    slot_rows = [r for r in rows if r.part == 0]
-    if not slot_rows:
-        return SlotRead(None, None, {}, {})
-    members = {r.provider: int(r.members) for r in rows if r.part == 1}
-    first = slot_rows[0]
+    if not rows:
+        return SlotRead(None, None, {})
+    first = rows[0]
     stored = Stored(json.loads(first.policies), first.objective,
                     first.project_id, first.user_id)
     if first.r_id is None:
-        return SlotRead(stored, None, {}, members)
+        return SlotRead(stored, None, {})
     row = _SlotRow(**{c.name: getattr(first, "r_" + c.name)
                       for c in RESERVATIONS.c})
     holds = {}
-    for r in slot_rows:
+    for r in rows:
         if r.provider is not None:
             holds.setdefault(r.provider, {})[r.resource_class] = int(r.used)
-    return SlotRead(stored, row, holds, members)
+    return SlotRead(stored, row, holds)
 
 
 def _read_rows(conn, params):
-    """:func:`read_slot`'s rows; prepared on PostgreSQL, where planning
-    the ``UNION ALL`` cost a third of running it."""
+    """:func:`read_slot`'s rows; prepared on PostgreSQL, as a claim's
+    statements are (planning the joins costs about as much as running
+    them)."""
     if conn.dialect.name != "postgresql":
         return conn.execute(_read_slot_statement(), params).all()
     sql, defaults, row = _read_slot_sql(conn.dialect)
@@ -208,36 +216,21 @@ def _read_slot_sql(dialect):
 @functools.cache
 def _read_slot_statement():
     """:func:`read_slot`'s SELECT, built once (bound at execution)."""
-    group_uuid = sa.bindparam("group_uuid")
-    return sa.union_all(_slot_query(group_uuid, sa.bindparam("slot")),
-                        _members_part(group_uuid))
-
-
-def _slot_query(group_uuid, slot):
+    group_uuid, slot = sa.bindparam("group_uuid"), sa.bindparam("slot")
     holder = sa.func.coalesce(RESERVATIONS.c.instance_uuid,
                               RESERVATIONS.c.consumer_uuid)
     return (
-        sa.select(sa.literal_column("0").label("part"),
-                  GROUP_PLANS.c.policies, GROUP_PLANS.c.objective,
+        sa.select(GROUP_PLANS.c.policies, GROUP_PLANS.c.objective,
                   GROUP_PLANS.c.project_id, GROUP_PLANS.c.user_id,
                   *[c.label("r_" + c.name) for c in RESERVATIONS.c],
                   RP.c.uuid.label("provider"), ALLOC.c.resource_class,
-                  ALLOC.c.used, sa.null().label("members"))
+                  ALLOC.c.used)
         .select_from(GROUP_PLANS.outerjoin(RESERVATIONS, sa.and_(
             RESERVATIONS.c.group_uuid == GROUP_PLANS.c.group_uuid,
             RESERVATIONS.c.slot == slot))
             .outerjoin(ALLOC, ALLOC.c.consumer_uuid == holder)
             .outerjoin(RP, RP.c.id == ALLOC.c.resource_provider_id))
         .where(GROUP_PLANS.c.group_uuid == group_uuid))
-
-
-def _members_part(group_uuid):
-    """:func:`_members_query` in :func:`_slot_query`'s columns."""
-    members = _members_query(group_uuid).subquery()
-    blank = [sa.null()] * (4 + len(RESERVATIONS.c))
-    uuid, count = members.c
-    return sa.select(sa.literal_column("1"), *blank, uuid, sa.null(),
-                     sa.null(), count)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -252,6 +245,7 @@ class _SlotRow:
     instance_uuid: str | None
     expires_at: object
     created_at: object
+    alternates: str | None    # JSON, see :meth:`SlotRead.alternates`
 
 
 def next_slot(conn, group_uuid):
