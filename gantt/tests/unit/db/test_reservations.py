@@ -74,11 +74,19 @@ def test_a_plan_without_room_claims_nothing(db):
 
 
 def test_a_member_takes_its_slot_over_once(db):
-    _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, {H2: {"VCPU": 4}}))
-    assert _convert(db, 1, VM1) == {H2: {"VCPU": 4}}
-    assert _held(db, VM1) == {H2: {"VCPU": 4}} and _held(db, R2) == {}
+    slot = {H2: {"VCPU": 4, "MEMORY_MB": 512}}
+    _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, slot))
+    assert _convert(db, 1, VM1) == slot
+    assert _held(db, VM1) == slot and _held(db, R2) == {}
+    assert _held(db, R1) == {H1: {"VCPU": 4}}
+    with db.begin() as conn:
+        # the reservation consumer became the member's: owner and group
+        member = allocations.consumer_info(conn, VM1)
+        gone = allocations.consumer_info(conn, R2)
+    assert (member.project_id, member.group.uuid) == ("p", GROUP)
+    assert gone == allocations.ConsumerInfo()
     # the same member again (a retried call): its claim, unchanged
-    assert _convert(db, 1, VM1) == {H2: {"VCPU": 4}}
+    assert _convert(db, 1, VM1) == slot
     with pytest.raises(reservations.SlotTaken):
         _convert(db, 1, VM2)
 
