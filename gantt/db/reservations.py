@@ -13,7 +13,8 @@ racing paths exactly one wins:
   instance_uuid = :member WHERE id = :id AND instance_uuid IS NULL AND
   expires_at >= :now``, then the reservation consumer becomes the
   member's (its uuid changes) and its allocation rows follow (same rows,
-  new owner: no provider changes, so no generation moves);
+  new owner: no provider changes, so no generation moves), in one
+  statement on PostgreSQL and MariaDB (:mod:`gantt.db.take_over`);
 * :func:`expire`: the sweeper: ``DELETE … WHERE consumer_uuid = :c AND
   instance_uuid IS NULL AND expires_at < :now``; only the worker whose
   ``DELETE`` removed the row releases the allocations, so any number of
@@ -37,6 +38,7 @@ import sqlalchemy as sa
 from gantt import exception
 from gantt.db import allocations
 from gantt.db import prepared
+from gantt.db import take_over
 from gantt.db.models import ALLOC
 from gantt.db.models import CONSUMERS
 from gantt.db.models import GROUP_PLANS
@@ -280,112 +282,11 @@ def convert(conn, row, instance_uuid, *, now):
                                % (row.slot, row.group_uuid,
                                   row.instance_uuid))
     try:
-        if conn.dialect.name == "postgresql":
-            return _convert_at_once(conn, row, instance_uuid, now)
-        if conn.dialect.name == "mysql":
-            return _convert_joined(conn, row, instance_uuid, now)
-        return _convert(conn, row, instance_uuid, now)
+        return take_over.MOVES.get(conn.dialect.name, take_over.stepwise)(
+            conn, row, instance_uuid, now)
     except db_exc.DBDuplicateEntry:
         raise allocations.ConsumerExists(
             provider="consumer", seen=None, consumer=instance_uuid) from None
-
-
-def _params(row, instance_uuid, now):
-    return {"take_slot": row.id, "take_member": instance_uuid,
-            "take_now": now, "take_reservation": row.consumer_uuid}
-
-
-def _convert(conn, row, instance_uuid, now):
-    """:func:`convert` in three statements (SQLite), each built once and
-    bound at execution."""
-    taking, consumer, rows = _convert_statements()
-    params = _params(row, instance_uuid, now)
-    if conn.execute(taking, params).rowcount != 1:
-        return False
-    conn.execute(consumer, params)
-    conn.execute(rows, params)
-    return True
-
-
-@functools.cache
-def _convert_statements():
-    """:func:`_convert`'s UPDATEs: the slot's compare-and-swap, the
-    consumer's new uuid, its allocation rows'."""
-    member, now = sa.bindparam("take_member"), sa.bindparam("take_now")
-    reservation = sa.bindparam("take_reservation")
-    return (_taking_statement(),
-            CONSUMERS.update().where(CONSUMERS.c.uuid == reservation)
-            .values(uuid=member, generation=0, updated_at=now),
-            ALLOC.update().where(ALLOC.c.consumer_uuid == reservation)
-            .values(consumer_uuid=member))
-
-
-def _convert_joined(conn, row, instance_uuid, now):
-    """:func:`convert` in one statement on MariaDB: a multiple-table
-    ``UPDATE`` of the slot's row (behind its compare-and-swap), its
-    consumer and its allocation rows, joined on the reservation consumer:
-    the join is read before any row changes, and it is empty unless the
-    slot's row passes the compare-and-swap (no foreign key ties the
-    tables, so their order is free)."""
-    return conn.execute(_joined_statement(),
-                        _params(row, instance_uuid, now)).rowcount > 0
-
-
-@functools.cache
-def _joined_statement():
-    member, now = sa.bindparam("take_member"), sa.bindparam("take_now")
-    return RESERVATIONS.update().where(
-        RESERVATIONS.c.id == sa.bindparam("take_slot"),
-        RESERVATIONS.c.instance_uuid.is_(None),
-        RESERVATIONS.c.expires_at >= now,
-        CONSUMERS.c.uuid == RESERVATIONS.c.consumer_uuid,
-        ALLOC.c.consumer_uuid == RESERVATIONS.c.consumer_uuid).values({
-            RESERVATIONS.c.instance_uuid: member, CONSUMERS.c.uuid: member,
-            CONSUMERS.c.generation: 0, CONSUMERS.c.updated_at: now,
-            ALLOC.c.consumer_uuid: member})
-
-
-def _taking_statement():
-    """The slot's compare-and-swap: it takes the row only while nobody
-    has and the reservation has not expired (bound at execution:
-    ``take_slot``, ``take_member``, ``take_now``)."""
-    return RESERVATIONS.update().where(
-        RESERVATIONS.c.id == sa.bindparam("take_slot"),
-        RESERVATIONS.c.instance_uuid.is_(None),
-        RESERVATIONS.c.expires_at >= sa.bindparam("take_now")).values(
-        instance_uuid=sa.bindparam("take_member"))
-
-
-def _convert_at_once(conn, row, instance_uuid, now):
-    """:func:`convert` in one statement on PostgreSQL (data-modifying
-    CTEs): the consumer and its allocation rows move only if the slot's
-    compare-and-swap took a row. The statement is compiled once per
-    dialect and run prepared (:mod:`gantt.db.prepared`), as claims' are."""
-    sql, defaults = _convert_statement(conn.dialect)
-    (counts,) = prepared.execute(conn, sql, {
-        **defaults, "take_slot": row.id, "take_member": instance_uuid,
-        "take_now": now})
-    return counts[0] == 1
-
-
-@functools.lru_cache(maxsize=8)
-def _convert_statement(dialect):
-    """:func:`_convert_at_once`'s SQL, bound at execution (``take_slot``,
-    ``take_member``, ``take_now``) and its bound defaults."""
-    member, now = sa.bindparam("take_member"), sa.bindparam("take_now")
-    taken = (_taking_statement()
-             .returning(RESERVATIONS.c.consumer_uuid).cte("taken"))
-    mine = sa.select(taken.c.consumer_uuid).scalar_subquery()
-    consumer = (CONSUMERS.update().where(CONSUMERS.c.uuid == mine)
-                .values(uuid=member, generation=0, updated_at=now)
-                .returning(CONSUMERS.c.id).cte("moved_consumer"))
-    rows = (ALLOC.update().where(ALLOC.c.consumer_uuid == mine)
-            .values(consumer_uuid=member)
-            .returning(ALLOC.c.id).cte("moved_allocations"))
-    compiled = sa.select(*[
-        sa.select(sa.func.count()).select_from(cte).scalar_subquery()
-        for cte in (taken, consumer, rows)]).compile(dialect=dialect)
-    return str(compiled), dict(compiled.params)
 
 
 def expired(conn, now, limit=100):
