@@ -314,6 +314,9 @@ class GroupReservation(Base):
     instance_uuid = sa.Column(sa.String(36), nullable=True)
     expires_at = sa.Column(sa.DateTime, nullable=False)
     created_at = sa.Column(sa.DateTime, nullable=False)
+    # the plan's alternates for the slot: a JSON list of provider uuids,
+    # best first (None: reserved before they were kept)
+    alternates = sa.Column(sa.Text, nullable=True)
 
 
 # -- table handles --------------------------------------------------------

@@ -13,7 +13,8 @@ racing paths exactly one wins:
   instance_uuid = :member WHERE id = :id AND instance_uuid IS NULL AND
   expires_at >= :now``, then the reservation consumer becomes the
   member's (its uuid changes) and its allocation rows follow (same rows,
-  new owner: no provider changes, so no generation moves);
+  new owner: no provider changes, so no generation moves), in one
+  statement on PostgreSQL and MariaDB (:mod:`gantt.db.take_over`);
 * :func:`expire`: the sweeper: ``DELETE … WHERE consumer_uuid = :c AND
   instance_uuid IS NULL AND expires_at < :now``; only the worker whose
   ``DELETE`` removed the row releases the allocations, so any number of
@@ -37,6 +38,7 @@ import sqlalchemy as sa
 from gantt import exception
 from gantt.db import allocations
 from gantt.db import prepared
+from gantt.db import take_over
 from gantt.db.models import ALLOC
 from gantt.db.models import CONSUMERS
 from gantt.db.models import GROUP_PLANS
@@ -52,6 +54,7 @@ class SlotClaim:
     member: str
     consumer_uuid: str
     allocations: dict        # {provider uuid: {class: amount}}
+    alternates: tuple = ()   # provider uuids the plan decided, best first
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,6 +121,7 @@ def reserve(conn, group_uuid, slots, expires_at, *, project_id, user_id,
         conn.execute(RESERVATIONS.insert(), [
             {"group_uuid": group_uuid, "slot": s.slot, "member": s.member,
              "consumer_uuid": s.consumer_uuid, "expires_at": expires_at,
+             "alternates": json.dumps(list(s.alternates)),
              "created_at": now} for s in slots])
     except db_exc.DBDuplicateEntry:
         raise SlotTaken(consumer=group_uuid,
@@ -157,36 +161,42 @@ class SlotRead:
     stored: Stored | None     # None: the group is not reserved here
     row: object               # the slot's row, or None
     holds: dict               # {provider uuid: {class: amount}} it holds
-    members: dict             # as :func:`members_by_provider`
+
+    def alternates(self):
+        """The provider uuids the plan decided as the slot's alternates,
+        best first; None for a slot reserved before they were kept."""
+        if self.row is None or self.row.alternates is None:
+            return None
+        return tuple(json.loads(self.row.alternates))
 
 
 def read_slot(conn, group_uuid, slot):
-    """The group's rules, the slot's row, what its holder (the
-    reservation, or the member that took it) holds and where the group's
-    members are, in one statement (a ``UNION ALL`` of the slot's rows,
-    ``part`` 0, and the members per provider, ``part`` 1)."""
+    """The group's rules, the slot's row (with its plan's alternates) and
+    what its holder (the reservation, or the member that took it) holds,
+    in one statement: one row per allocation of the holder. Where the
+    group's members are is not read: a member taking its slot over is
+    answered with the alternates its plan kept."""
     rows = _read_rows(conn, {"group_uuid": group_uuid, "slot": slot})
-    slot_rows = [r for r in rows if r.part == 0]
-    if not slot_rows:
-        return SlotRead(None, None, {}, {})
-    members = {r.provider: int(r.members) for r in rows if r.part == 1}
-    first = slot_rows[0]
+    if not rows:
+        return SlotRead(None, None, {})
+    first = rows[0]
     stored = Stored(json.loads(first.policies), first.objective,
                     first.project_id, first.user_id)
     if first.r_id is None:
-        return SlotRead(stored, None, {}, members)
+        return SlotRead(stored, None, {})
     row = _SlotRow(**{c.name: getattr(first, "r_" + c.name)
                       for c in RESERVATIONS.c})
     holds = {}
-    for r in slot_rows:
+    for r in rows:
         if r.provider is not None:
             holds.setdefault(r.provider, {})[r.resource_class] = int(r.used)
-    return SlotRead(stored, row, holds, members)
+    return SlotRead(stored, row, holds)
 
 
 def _read_rows(conn, params):
-    """:func:`read_slot`'s rows; prepared on PostgreSQL, where planning
-    the ``UNION ALL`` cost a third of running it."""
+    """:func:`read_slot`'s rows; prepared on PostgreSQL, as a claim's
+    statements are (planning the joins costs about as much as running
+    them)."""
     if conn.dialect.name != "postgresql":
         return conn.execute(_read_slot_statement(), params).all()
     sql, defaults, row = _read_slot_sql(conn.dialect)
@@ -208,36 +218,21 @@ def _read_slot_sql(dialect):
 @functools.cache
 def _read_slot_statement():
     """:func:`read_slot`'s SELECT, built once (bound at execution)."""
-    group_uuid = sa.bindparam("group_uuid")
-    return sa.union_all(_slot_query(group_uuid, sa.bindparam("slot")),
-                        _members_part(group_uuid))
-
-
-def _slot_query(group_uuid, slot):
+    group_uuid, slot = sa.bindparam("group_uuid"), sa.bindparam("slot")
     holder = sa.func.coalesce(RESERVATIONS.c.instance_uuid,
                               RESERVATIONS.c.consumer_uuid)
     return (
-        sa.select(sa.literal_column("0").label("part"),
-                  GROUP_PLANS.c.policies, GROUP_PLANS.c.objective,
+        sa.select(GROUP_PLANS.c.policies, GROUP_PLANS.c.objective,
                   GROUP_PLANS.c.project_id, GROUP_PLANS.c.user_id,
                   *[c.label("r_" + c.name) for c in RESERVATIONS.c],
                   RP.c.uuid.label("provider"), ALLOC.c.resource_class,
-                  ALLOC.c.used, sa.null().label("members"))
+                  ALLOC.c.used)
         .select_from(GROUP_PLANS.outerjoin(RESERVATIONS, sa.and_(
             RESERVATIONS.c.group_uuid == GROUP_PLANS.c.group_uuid,
             RESERVATIONS.c.slot == slot))
             .outerjoin(ALLOC, ALLOC.c.consumer_uuid == holder)
             .outerjoin(RP, RP.c.id == ALLOC.c.resource_provider_id))
         .where(GROUP_PLANS.c.group_uuid == group_uuid))
-
-
-def _members_part(group_uuid):
-    """:func:`_members_query` in :func:`_slot_query`'s columns."""
-    members = _members_query(group_uuid).subquery()
-    blank = [sa.null()] * (4 + len(RESERVATIONS.c))
-    uuid, count = members.c
-    return sa.select(sa.literal_column("1"), *blank, uuid, sa.null(),
-                     sa.null(), count)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -252,6 +247,7 @@ class _SlotRow:
     instance_uuid: str | None
     expires_at: object
     created_at: object
+    alternates: str | None    # JSON, see :meth:`SlotRead.alternates`
 
 
 def next_slot(conn, group_uuid):
@@ -286,67 +282,11 @@ def convert(conn, row, instance_uuid, *, now):
                                % (row.slot, row.group_uuid,
                                   row.instance_uuid))
     try:
-        if conn.dialect.name == "postgresql":
-            return _convert_at_once(conn, row, instance_uuid, now)
-        return _convert(conn, row, instance_uuid, now)
+        return take_over.MOVES.get(conn.dialect.name, take_over.stepwise)(
+            conn, row, instance_uuid, now)
     except db_exc.DBDuplicateEntry:
         raise allocations.ConsumerExists(
             provider="consumer", seen=None, consumer=instance_uuid) from None
-
-
-def _taking(row, instance_uuid, now):
-    return RESERVATIONS.update().where(
-        RESERVATIONS.c.id == row.id,
-        RESERVATIONS.c.instance_uuid.is_(None),
-        RESERVATIONS.c.expires_at >= now).values(
-        instance_uuid=instance_uuid)
-
-
-def _convert(conn, row, instance_uuid, now):
-    """:func:`convert` in three statements (MariaDB, SQLite)."""
-    if conn.execute(_taking(row, instance_uuid, now)).rowcount != 1:
-        return False
-    conn.execute(CONSUMERS.update().where(
-        CONSUMERS.c.uuid == row.consumer_uuid).values(
-        uuid=instance_uuid, generation=0, updated_at=now))
-    conn.execute(ALLOC.update().where(
-        ALLOC.c.consumer_uuid == row.consumer_uuid).values(
-        consumer_uuid=instance_uuid))
-    return True
-
-
-def _convert_at_once(conn, row, instance_uuid, now):
-    """:func:`convert` in one statement on PostgreSQL (data-modifying
-    CTEs): the consumer and its allocation rows move only if the slot's
-    compare-and-swap took a row. The statement is compiled once per
-    dialect and run prepared (:mod:`gantt.db.prepared`), as claims' are."""
-    sql, defaults = _convert_statement(conn.dialect)
-    (counts,) = prepared.execute(conn, sql, {
-        **defaults, "slot_id": row.id, "member": instance_uuid, "now": now})
-    return counts[0] == 1
-
-
-@functools.lru_cache(maxsize=8)
-def _convert_statement(dialect):
-    """:func:`_convert_at_once`'s SQL, bound at execution (``slot_id``,
-    ``member``, ``now``) and its bound defaults."""
-    member, now = sa.bindparam("member"), sa.bindparam("now")
-    taken = (RESERVATIONS.update().where(
-        RESERVATIONS.c.id == sa.bindparam("slot_id"),
-        RESERVATIONS.c.instance_uuid.is_(None),
-        RESERVATIONS.c.expires_at >= now).values(instance_uuid=member)
-        .returning(RESERVATIONS.c.consumer_uuid).cte("taken"))
-    mine = sa.select(taken.c.consumer_uuid).scalar_subquery()
-    consumer = (CONSUMERS.update().where(CONSUMERS.c.uuid == mine)
-                .values(uuid=member, generation=0, updated_at=now)
-                .returning(CONSUMERS.c.id).cte("moved_consumer"))
-    rows = (ALLOC.update().where(ALLOC.c.consumer_uuid == mine)
-            .values(consumer_uuid=member)
-            .returning(ALLOC.c.id).cte("moved_allocations"))
-    compiled = sa.select(*[
-        sa.select(sa.func.count()).select_from(cte).scalar_subquery()
-        for cte in (taken, consumer, rows)]).compile(dialect=dialect)
-    return str(compiled), dict(compiled.params)
 
 
 def expired(conn, now, limit=100):

@@ -74,14 +74,23 @@ def read(view, routes, lookup, shapes, policies, *, objective,
     return Fleet(problem, view, tuple(requests))
 
 
-def _filtered(view, routes, lookup, spec, name):
-    """(ResourceRequest, rows passing the shape's filters)."""
+def member_request(routes, lookup, spec, name):
+    """The ResourceRequest of one member of shape ``spec``.
+
+    :raises: InvalidRequest (a member naming a server group; a spec the
+        translation refuses)
+    """
     if spec.instance_group is not None:
         raise exception.InvalidRequest(
             reason="group: member %s names a server group; the group's "
                    "policies say where its members go" % name)
-    request = translate.from_spec(spec, [uuidutils.generate_uuid()],
-                                  lookup, routes.profiles)
+    return translate.from_spec(spec, [uuidutils.generate_uuid()], lookup,
+                               routes.profiles)
+
+
+def _filtered(view, routes, lookup, spec, name):
+    """(ResourceRequest, rows passing the shape's filters)."""
+    request = member_request(routes, lookup, spec, name)
     cycle = cycle_mod.CycleState(request, view,
                                  owner=claims_mod.owner_of(request))
     ranking = routes.for_request(request).pipeline.rank(cycle)

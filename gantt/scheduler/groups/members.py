@@ -3,15 +3,22 @@ reserved slot of a holistic group (``RequestSpec.group_slot``).
 
 No new decision when the slot is still reserved and its host is up: the
 slot's claim passes to the instance in one transaction
-(:func:`gantt.db.reservations.convert`). Otherwise (the slot expired or
-was released, or its host is down or disabled) the slot is freed and the
-member is placed anew as a one-member extension of the group, every other
-member held where it is, so the group's policies still hold. Either way
-the alternates are hosts that keep the group's policies, for
-``reclaim`` after a failed build.
+(:func:`gantt.db.reservations.convert`), and the alternates are the
+ones the group's plan decided for the slot and kept with it: hosts of
+the slot's class (the same domain at every level a policy names) that
+the plan left empty, so that a member moved there keeps every policy
+whatever the other members became. They are checked again on the cache
+(up, enabled, room for the member); only when one of them no longer
+passes (or the slot was reserved before alternates were kept) are the
+alternates decided anew, on the cache, with the group's members read
+where they are. Otherwise (the slot expired or was released, or its
+host is down or disabled) the slot is freed and the member is placed
+anew as a one-member extension of the group, every other member held
+where it is, so the group's policies still hold.
 """
 
 import logging
+import typing
 
 from gantt import exception
 from gantt.db import allocations
@@ -20,6 +27,7 @@ from gantt.objects import group as group_obj
 from gantt.objects import request_spec as request_spec_obj
 from gantt.scheduler import claims as claims_mod
 from gantt.scheduler import selections
+from gantt.scheduler.groups import fleet as fleet_mod
 from gantt.scheduler.groups import service as service_mod
 
 LOG = logging.getLogger(__name__)
@@ -35,10 +43,10 @@ class MemberPlacer:
         """``[[claimed, alternates…]]`` for the one instance.
 
         One transaction when the slot is taken over: a statement reads
-        the group's rules, the slot, what it holds and where the group's
-        members are; the alternates are decided on the cache;
-        then the slot is taken (:func:`reservations.convert`, three
-        short writes behind a compare-and-swap) and committed.
+        the group's rules, the slot (and its kept alternates) and what it
+        holds; then the slot is taken (:func:`reservations.convert`, one
+        statement on PostgreSQL, three on MariaDB, behind a
+        compare-and-swap) and committed.
 
         :raises: InvalidRequest (an unknown group; a member asking for
             other resources than its slot holds), NoValidHost,
@@ -55,48 +63,65 @@ class MemberPlacer:
             if slot.stored is None:
                 raise exception.InvalidRequest(
                     reason="group %s is not reserved here" % ref.group_uuid)
-            request = _member_request(ref.group_uuid, slot.stored, spec)
-            taken = self._take_over(conn, slot, ref, request, instance,
+            taken = self._take_over(conn, _Member(ref, spec, instance, slot),
                                     return_alternates)
         if taken is not None:
             return [taken]
         if slot.row is not None and slot.row.instance_uuid is None:
             groups.release_slot(slot.row.consumer_uuid)
-        return [self._anew(request, instance, return_alternates)]
+        return [self._anew(_member_request(ref.group_uuid, slot.stored,
+                                           spec), instance,
+                           return_alternates)]
 
-    def _take_over(self, conn, slot, ref, request, instance,
-                   return_alternates):
+    def _take_over(self, conn, member, return_alternates):
         """``[claimed, alternates…]`` if the slot was taken over in
         ``conn``'s transaction, else None (gone, or its host down)."""
-        groups = self.groups
+        groups, slot = self.groups, member.slot
         view = groups.cache.view(groups.conf.scheduler.service_down_time)
         if slot.row is None or (slot.row.instance_uuid is None
                                 and not _up(view, slot.holds)):
             return None
+        request = fleet_mod.member_request(
+            groups.routes, groups.lookup, _member_spec(member.spec),
+            "member")
+        _check_shape(member.ref, slot.holds, request.resources)
         chosen = view.row_of(next(iter(slot.holds), None))
-        fleet, answer = groups.decide(
-            request, _others(slot.members, view, chosen), view=view)
-        _check_shape(ref, slot.holds, fleet.requests[0].resources)
-        if not reservations.convert(conn, slot.row, instance,
+        others = (self._alternates(conn, member, view, chosen)
+                  if return_alternates else [])
+        if not reservations.convert(conn, slot.row, member.instance,
                                     now=groups.clock()):
             return None
-        return self._answer(fleet, answer, chosen, instance, slot.holds,
-                            return_alternates)
+        resources = next(iter(slot.holds.values()))
+        return [selections.build(view, chosen, member.instance, resources,
+                                 0.0, claimed=True, allocations=slot.holds)
+                ] + [selections.build(view, r, member.instance, resources,
+                                      0.0, claimed=False) for r in others]
 
-    def _answer(self, fleet, answer, chosen, instance, held,
-                return_alternates):
-        view = fleet.view
-        resources = next(iter(held.values()))
-        claimed = selections.build(view, chosen, instance, resources, 0.0,
-                                   claimed=True, allocations=held)
-        if not return_alternates or not answer.placed:
-            return [claimed]
+    def _alternates(self, conn, member, view, chosen):
+        """The slot's alternate rows, best first: the plan's when every
+        one of them still takes the member, else decided anew."""
+        kept = member.slot.alternates()
+        if kept is not None:
+            rows = _usable(view, kept, next(iter(
+                member.slot.holds.values()), {}))
+            if len(rows) == len(kept):
+                return rows
+        return self._decided(conn, member, view, chosen)
+
+    def _decided(self, conn, member, view, chosen):
+        """Alternates decided on the cache, the group's members held
+        where they are (this one left out)."""
+        groups, ref = self.groups, member.ref
+        request = _member_request(ref.group_uuid, member.slot.stored,
+                                  member.spec)
+        members = reservations.members_by_provider(conn, ref.group_uuid)
+        _fleet, answer = groups.decide(
+            request, _others(members, view, chosen), view=view)
+        if not answer.placed:
+            return []
         rows = [int(answer.rows[0])] + list(answer.alternates[0])
-        return [claimed] + [
-            selections.build(view, r, instance, resources, 0.0,
-                             claimed=False)
-            for r in dict.fromkeys(rows) if r != chosen][
-            :self.groups.alternates_count()]
+        return [r for r in dict.fromkeys(rows) if r != chosen][
+            :groups.alternates_count()]
 
     def _anew(self, request, instance, return_alternates):
         """Place the member as a one-member extension of its group."""
@@ -130,6 +155,25 @@ class MemberPlacer:
         raise exception.NoValidHost(
             reason="claims for the member lost %d races in a row"
             % groups.conf.scheduler.claim_retry_count)
+
+
+class _Member(typing.NamedTuple):
+    """One member naming its slot, and the slot as read."""
+
+    ref: object               # the spec's GroupSlotRef
+    spec: object              # the member's RequestSpec
+    instance: str
+    slot: reservations.SlotRead
+
+
+def _usable(view, uuids, resources):
+    """The rows of ``uuids`` that are up, enabled and have room for
+    ``resources`` (``{class: amount}``) now, in order."""
+    rows = [view.row_of(uuid) for uuid in uuids]
+    ok = view.up() & ~view.column("disabled").astype(bool)
+    for rc, amount in resources.items():
+        ok = ok & view.fits(rc, amount)
+    return [r for r in rows if r is not None and ok[r]]
 
 
 def _up(view, holds):

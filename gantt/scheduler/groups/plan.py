@@ -40,6 +40,14 @@ def allocation(fleet, slot, row=None):
             dict(resources)}
 
 
+def alternate_uuids(fleet, slot, count):
+    """The providers of a slot's first ``count`` alternates, as the plan
+    answers them (kept with the reservation, see
+    :func:`gantt.db.reservations.reserve`)."""
+    return tuple(str(fleet.view.uuids[row])
+                 for row in slot.alternates[:count])
+
+
 def build(group_uuid, fleet, answer, planned, *, reserved, expires_at=None,
           alternates=2):
     """The GroupPlan of ``planned`` slots."""

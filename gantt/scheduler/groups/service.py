@@ -162,8 +162,10 @@ class GroupService:
             request.objective, request.project_id, request.user_id, now)
         return reservations.reserve(
             conn, request.group_uuid,
-            [reservations.SlotClaim(s.slot, s.member, s.consumer_uuid,
-                                    plan_mod.allocation(fleet, s))
+            [reservations.SlotClaim(
+                s.slot, s.member, s.consumer_uuid,
+                plan_mod.allocation(fleet, s),
+                plan_mod.alternate_uuids(fleet, s, self.alternates_count()))
              for s in planned],
             expires_at, project_id=request.project_id,
             user_id=request.user_id, group=rule, now=now)

@@ -74,11 +74,19 @@ def test_a_plan_without_room_claims_nothing(db):
 
 
 def test_a_member_takes_its_slot_over_once(db):
-    _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, {H2: {"VCPU": 4}}))
-    assert _convert(db, 1, VM1) == {H2: {"VCPU": 4}}
-    assert _held(db, VM1) == {H2: {"VCPU": 4}} and _held(db, R2) == {}
+    slot = {H2: {"VCPU": 4, "MEMORY_MB": 512}}
+    _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, slot))
+    assert _convert(db, 1, VM1) == slot
+    assert _held(db, VM1) == slot and _held(db, R2) == {}
+    assert _held(db, R1) == {H1: {"VCPU": 4}}
+    with db.begin() as conn:
+        # the reservation consumer became the member's: owner and group
+        member = allocations.consumer_info(conn, VM1)
+        gone = allocations.consumer_info(conn, R2)
+    assert (member.project_id, member.group.uuid) == ("p", GROUP)
+    assert gone == allocations.ConsumerInfo()
     # the same member again (a retried call): its claim, unchanged
-    assert _convert(db, 1, VM1) == {H2: {"VCPU": 4}}
+    assert _convert(db, 1, VM1) == slot
     with pytest.raises(reservations.SlotTaken):
         _convert(db, 1, VM2)
 
@@ -92,20 +100,29 @@ def test_a_taken_over_slot_keeps_counting_for_the_group(db):
             VM2, {H1: {"VCPU": 1}})], group=RULE)
 
 
-def test_reading_a_slot_says_what_it_holds_and_where_the_members_are(db):
-    _reserve(db, (R1, {H1: {"VCPU": 4}}), (R2, {H2: {"VCPU": 4}}))
+def test_reading_a_slot_says_what_it_holds_and_its_alternates(db):
+    with db.begin() as conn:
+        reservations.reserve(conn, GROUP, [
+            reservations.SlotClaim(0, "web", R1, {H1: {"VCPU": 4}}, (H2,)),
+            reservations.SlotClaim(1, "web", R2, {H2: {"VCPU": 4}})],
+            LATER, project_id="p", user_id="u", group=RULE, now=NOW)
     _convert(db, 1, VM1)
     with db.begin() as conn:
         reservations.save_plan(conn, GROUP, [], "most-spread", "p", "u", NOW)
+        first = reservations.read_slot(conn, GROUP, 0)
         taken = reservations.read_slot(conn, GROUP, 1)
         unknown = reservations.read_slot(conn, GROUP, 7)
         other = reservations.read_slot(conn, R3, 0)
-    assert taken.row.instance_uuid == VM1
+        members = reservations.members_by_provider(conn, GROUP)
+    assert first.row.instance_uuid is None and first.alternates() == (H2,)
+    assert first.holds == {H1: {"VCPU": 4}}
+    assert taken.row.instance_uuid == VM1 and taken.alternates() == ()
     assert taken.holds == {H2: {"VCPU": 4}}
-    assert taken.members == {H1: 1, H2: 1}
     assert taken.stored.objective == "most-spread"
-    assert unknown.row is None and unknown.members == {H1: 1, H2: 1}
+    assert unknown.stored.objective == "most-spread"
+    assert unknown.row is None and unknown.alternates() is None
     assert other.stored is None
+    assert members == {H1: 1, H2: 1}
 
 
 def test_an_expired_or_unknown_slot_is_not_taken_over(db):

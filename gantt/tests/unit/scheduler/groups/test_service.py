@@ -6,6 +6,8 @@ import datetime
 import pytest
 
 from gantt import exception
+from gantt.db import allocations
+from gantt.db import models
 from gantt.db import reservations
 from gantt.objects import group as group_obj
 from gantt.objects import request_spec as request_spec_obj
@@ -80,6 +82,60 @@ def test_a_member_whose_host_is_down_is_placed_anew_in_the_group(fleet):
     others = set(hosts_of(plan)) - {down}
     assert claimed.service_host not in others | {down}
     assert h.allocations(fleet.stats.db, plan.slots[0].reservation_uuid) == []
+
+
+def _alternates_of(fleet, slot):
+    [[claimed, *alternates]] = fleet.placer.select_destinations(
+        member_spec(slot), factories.uuids(1))
+    return claimed.service_host, [a.service_host for a in alternates]
+
+
+def _down(fleet, host):
+    table = fleet.stats.cache.table
+    table.last_seen[table.rows_by_host[host][0]] = 0
+
+
+def test_a_member_gets_the_alternates_its_plan_kept_without_a_decision(
+        fleet, monkeypatch):
+    plan = fleet.groups.reserve(group_request(count=1))
+    kept = [a.service_host for a in plan.slots[0].selections[1:]]
+    read = []
+    monkeypatch.setattr(reservations, "members_by_provider",
+                        lambda *args: read.append(args))
+    assert len(kept) == 2
+    assert _alternates_of(fleet, 0) == (hosts_of(plan)[0], kept)
+    assert read == []
+
+
+def _full(fleet, host):
+    """Every VCPU of ``host`` taken by a claim this worker knows of."""
+    [state] = fleet.operator.get_host_states([host])
+    free = {r.resource_class: r.free for r in state.resources}
+    fleet.claims.claim(factories.uuids(1)[0], {
+        factories.host_uuid(host): {"VCPU": free["VCPU"]}},
+        owner=allocations.ConsumerInfo())
+
+
+@pytest.mark.parametrize("gone", [_down, _full])
+def test_alternates_are_decided_anew_when_a_kept_one_cannot_serve(
+        fleet, gone):
+    plan = fleet.groups.reserve(group_request(count=1))
+    kept = [a.service_host for a in plan.slots[0].selections[1:]]
+    gone(fleet, kept[0])
+    claimed, alternates = _alternates_of(fleet, 0)
+    # the two hosts left that keep the group apart, the gone one not
+    assert claimed == hosts_of(plan)[0] and len(alternates) == 2
+    assert set(alternates) == {"h1", "h2", "h3", "h4"} - {claimed, kept[0]}
+
+
+def test_a_slot_reserved_without_kept_alternates_has_them_decided(fleet):
+    plan = fleet.groups.reserve(group_request())
+    with fleet.stats.db.begin() as conn:
+        conn.execute(models.RESERVATIONS.update().values(alternates=None))
+    claimed, alternates = _alternates_of(fleet, 1)
+    assert claimed == hosts_of(plan)[1]
+    assert alternates == sorted({"h1", "h2", "h3", "h4"} - set(
+        hosts_of(plan)))
 
 
 def test_extend_keeps_the_members_where_they_are(fleet):
