@@ -8,7 +8,7 @@ tight capacity, each with mixed member shapes. Each group is decided
 * sequentially (Gantt's greedy: one member after another, each seeing
   only the members before it, as server groups are placed today),
 * holistically (Gantt's joint MILP, ``gantt.scheduler.groups.solve``,
-  time budget 1 s), and
+  started from the sequential answer, time budget 1 s), and
 * by the exact per-host ILP without a time limit (``groups_exact``,
   an independent formulation: the referee).
 
@@ -26,7 +26,8 @@ transaction).
 
     python benchmarks/groups.py [--groups 120] [--reserve postgresql]
 
-Needs scipy (a dependency of Gantt since group scheduling).
+Needs scipy for the referee (``pip install -e .[bench]``); Gantt's own
+solver calls HiGHS through ``highspy``.
 """
 
 import argparse
