@@ -2,9 +2,10 @@
 placed today (each member sees the members placed before it, never the
 ones still to come).
 
-It is the baseline the benchmarks compare against, the fallback when the
-joint model runs out of time or is too large, and the incumbent the joint
-answer must beat.
+It is the baseline the benchmarks compare against, the joint model's
+starting solution (HiGHS's first incumbent: the joint answer is never
+worse), and the answer used when HiGHS finds no better one in time or the
+model is too large.
 """
 
 import numpy as np
