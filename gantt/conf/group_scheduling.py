@@ -13,9 +13,10 @@ OPTS = [
     cfg.FloatOpt("max_time_budget", default=5.0, min=0.01,
                  help="""
 Most seconds the joint solver may spend on one group, whatever the request
-asks (its ``time_budget`` is cut to this). When the budget runs out the
-solver's best answer so far, or the sequential one, is used, and the plan
-says which.
+asks (its ``time_budget`` is cut to this). The solver starts from the
+sequential answer; when the budget runs out its best answer so far is used
+if it beats the sequential one, else the sequential one, and the plan says
+which (and its gap, when the solver proved a bound).
 """),
     cfg.IntOpt("max_reservation_ttl", default=86400, min=1,
                help="""

@@ -8,11 +8,12 @@ The data flow, one module per step::
         -> classes: hosts folded into interchangeable classes, the member
            patterns a host of each class can take
         -> greedy: the sequential answer (one member after another)
-        -> milp: the joint answer (scipy's HiGHS), within a time budget
-        -> solve: the better of the two, which one and its gap
+        -> milp: the joint answer, HiGHS (highs: its one caller) started
+           from the sequential answer, within a time budget
+        -> solve: which answer was used and its gap
     -> GroupPlan (wire), claimed under reservation consumers
 
-The solver modules (problem, classes, greedy, milp, solve) know nothing
+The solver modules (problem, classes, greedy, milp, highs, solve) know nothing
 of the host table, the wire or the database: they take numpy arrays, so
 that the benchmarks and the topology levels of failure domains feed them
 alike.

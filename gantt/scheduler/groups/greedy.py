@@ -2,9 +2,10 @@
 placed today (each member sees the members placed before it, never the
 ones still to come).
 
-It is the baseline the benchmarks compare against, the fallback when the
-joint model runs out of time or is too large, and the incumbent the joint
-answer must beat.
+It is the baseline the benchmarks compare against, the joint model's
+starting solution (HiGHS's first incumbent: the joint answer is never
+worse), and the answer used when HiGHS finds no better one in time or the
+model is too large.
 """
 
 import numpy as np
@@ -52,10 +53,17 @@ class _State:
                        for p in problem.policies}
         self.demand = np.stack([s.demand for s in problem.shapes]).astype(
             float).reshape(len(problem.shapes), -1)
-        # room and fit kept up to date row by row as members are put
+        # room, fit and what is left open kept up to date row by row as
+        # members are put (a host-level cap is the host limit's: skipped)
         self.room = self.free.sum(axis=1)
         self.fits = np.all(
             self.free[None, :, :] >= self.demand[:, None, :] - 1e-9, axis=2)
+        self.fits &= np.stack([s.eligible for s in problem.shapes])
+        self.fits &= self.usable
+        self.open = self.count < self.cap
+        self.checked = [p for p in problem.hard()
+                        if p.level != problem_mod.HOST
+                        or problem_mod.level_limit(p) is None]
 
     def per_domain(self, level):
         """Members per domain id at ``level``."""
@@ -73,10 +81,8 @@ class _State:
         return np.where(domain >= 0, per[np.maximum(domain, 0)], 0)
 
     def allowed(self, index):
-        shape = self.problem.shapes[index]
-        ok = (shape.eligible & self.usable & (self.count < self.cap)
-              & self.fits[index])
-        for policy in self.problem.hard():
+        ok = self.open & self.fits[index]
+        for policy in self.checked:
             ok &= self._keeps(policy, ok)
         return ok
 
@@ -98,18 +104,16 @@ class _State:
 
     def best(self, index):
         ok = self.allowed(index)
-        if not ok.any():
-            return None
-        score = self.score(index)
-        return int(np.flatnonzero(ok)[np.argmax(score[ok])])
+        row = int(np.argmax(np.where(ok, self.score(index), -np.inf)))
+        return row if ok[row] else None
 
     def score(self, index):
         """Higher is better: soft policies, then the objective."""
-        score = np.zeros(self.problem.hosts)
+        score = 0.0        # an array once a soft policy adds to it
         for policy in self.problem.soft():
             members = self.in_domain(policy.level)
             sign = 1.0 if policy.rule == "soft-affinity" else -1.0
-            score += sign * policy.weight * (
+            score = score + sign * policy.weight * (
                 members > 0 if sign > 0 else members)
         room = self.room / max(self.room.max(initial=0), 1.0) * 1e-3
         objective = self.problem.objective
@@ -125,6 +129,7 @@ class _State:
     def put(self, index, row):
         self.free[row] -= self.demand[index]
         self.count[row] += 1
+        self.open[row] = self.count[row] < self.cap
         self.room[row] = self.free[row].sum()
-        self.fits[:, row] = np.all(
+        self.fits[:, row] &= np.all(
             self.free[row][None, :] >= self.demand - 1e-9, axis=1)

@@ -1,5 +1,5 @@
 """The joint answer: a mixed-integer model of the group, solved by HiGHS
-(``scipy.optimize.milp``).
+(:mod:`.highs`) from a starting solution, within a time budget.
 
 Variables: ``y[k, p]``, how many hosts of class ``k`` take pattern ``p``
 (see :mod:`.classes`); one binary per domain for an affinity level (the
@@ -20,14 +20,19 @@ Objective: ``most-spread`` -1 per host used, ``fewest-hosts`` +1,
 ``balanced`` the largest share of its free room a pattern takes of the
 host; plus each soft policy's weight per domain used (soft-affinity) or
 per member beyond the first in a domain (soft-anti-affinity).
+
+A starting solution is a host per member (the sequential answer): its
+hosts counted per class and pattern, and every other column given the
+value that answer implies (the domain it uses, its floor, its excess).
+An answer that uses a host of no class or a pattern its class does not
+fit has no starting solution (HiGHS then starts from nothing).
 """
 
 import dataclasses
 
 import numpy as np
-from scipy import optimize
-from scipy import sparse
 
+from gantt.scheduler.groups import highs
 from gantt.scheduler.groups import problem as problem_mod
 
 
@@ -36,9 +41,11 @@ class Result:
     """What HiGHS found: hosts per (class, pattern), or None."""
 
     counts: np.ndarray | None   # (classes, patterns) hosts taking each
-    status: str                 # optimal | feasible | infeasible | none
-    objective: float | None
+    status: str                 # optimal | stopped | infeasible
+    objective: float | None     # of ``counts``, as the model counts it
     bound: float | None         # the proven lower bound, when known
+    gap: float | None           # HiGHS's relative gap of ``counts``
+    start: float | None = None  # the starting solution's objective
 
 
 class _Model:
@@ -50,7 +57,8 @@ class _Model:
         n = len(self.cells)
         self.cost = [_pattern_cost(problem, classes, self.cells)]
         self.upper = [classes.size[self.cells[:, 0]].astype(float)]
-        self.integer = [np.ones(n)]
+        self.integer = [np.ones(n, dtype=bool)]
+        self.fills = []         # per added block: y -> its start values
         self.rows, self.lower_b, self.upper_b = [], [], []
         self.size = np.array(
             [classes.patterns[p].sum() for _, p in self.cells], dtype=float)
@@ -59,11 +67,14 @@ class _Model:
     def width(self):
         return sum(len(c) for c in self.cost)
 
-    def add_columns(self, count, cost, upper, integer):
+    def add_columns(self, count, cost, upper, integer, fill):
+        """``count`` columns; ``fill(y)``: their values in the starting
+        solution whose hosts per cell are ``y``."""
         start = self.width
         self.cost.append(np.full(count, float(cost)))
         self.upper.append(np.full(count, float(upper)))
-        self.integer.append(np.full(count, 1.0 if integer else 0.0))
+        self.integer.append(np.full(count, integer, dtype=bool))
+        self.fills.append(fill)
         return start
 
     def add_row(self, entries, low, high):
@@ -77,15 +88,30 @@ class _Model:
         where = self.classes.domains[level][self.cells[:, 0]] == domain
         return {int(i): self.size[i] for i in np.flatnonzero(where)}
 
-    def matrix(self):
-        data, row_ids, col_ids = [], [], []
+    def placed(self, level, y):
+        """Members ``y`` puts in each domain of :func:`_domains`."""
+        # shifted by one: a soft policy's level may be unknown (-1)
+        domain = self.classes.domains[level][self.cells[:, 0]] + 1
+        per = np.bincount(domain, weights=y * self.size,
+                          minlength=int(domain.max(initial=0)) + 1)
+        return per[_domains(self, level) + 1]
+
+    def start(self, y):
+        """The full starting solution of hosts per cell ``y``."""
+        return np.concatenate([y] + [fill(y) for fill in self.fills])
+
+    def mip(self):
+        rows, cols, values = [], [], []
         for r, entries in enumerate(self.rows):
-            for col, value in entries.items():
-                row_ids.append(r)
-                col_ids.append(col)
-                data.append(value)
-        return sparse.csr_array((data, (row_ids, col_ids)),
-                                shape=(len(self.rows), self.width))
+            rows.extend([r] * len(entries))
+            cols.extend(entries)
+            values.extend(entries.values())
+        upper = np.concatenate(self.upper)
+        return highs.Mip(
+            np.concatenate(self.cost), np.zeros(len(upper)), upper,
+            np.concatenate(self.integer), np.array(self.lower_b, float),
+            np.array(self.upper_b, float), np.array(rows, np.int64),
+            np.array(cols, np.int64), np.array(values, float))
 
 
 def _pattern_cost(problem, classes, cells):
@@ -104,16 +130,40 @@ def _pattern_cost(problem, classes, cells):
     return cost
 
 
-def solve(problem, classes, time_limit):
-    """Solve the joint model within ``time_limit`` seconds."""
+def solve(problem, classes, time_limit, start=None, node_limit=None):
+    """Solve the joint model within ``time_limit`` seconds (and
+    ``node_limit`` nodes), from ``start`` (a host row per member, shapes
+    in order) when given."""
     model = _Model(problem, classes)
     if not len(model.cells):
-        return Result(None, "infeasible", None, None)
+        return Result(None, "infeasible", None, None, None)
     _capacity_rows(model)
     for policy in problem.policies:
         if policy.level != problem_mod.HOST:
             _LEVEL_ROWS[policy.rule](model, policy)
-    return _run(model, time_limit)
+    y = None if start is None else _cells_of(model, start)
+    return _run(model, time_limit, y, node_limit)
+
+
+def _cells_of(model, rows):
+    """Hosts per cell of a host per member, or None when a host is of no
+    class or takes a pattern its class does not fit."""
+    problem, classes = model.problem, model.classes
+    shape_of = np.repeat(np.arange(len(problem.shapes)),
+                         [s.count for s in problem.shapes])
+    taken = np.zeros((problem.hosts, len(problem.shapes)), dtype=np.int64)
+    np.add.at(taken, (rows, shape_of), 1)
+    used = np.flatnonzero(taken.any(axis=1))
+    pattern_of = {tuple(p): i for i, p in enumerate(classes.patterns)}
+    cell_of = {(int(k), int(p)): i for i, (k, p) in enumerate(model.cells)}
+    y = np.zeros(len(model.cells))
+    for host in used:
+        cell = cell_of.get((int(classes.of_host[host]),
+                            pattern_of.get(tuple(taken[host]), -1)))
+        if cell is None:
+            return None
+        y[cell] += 1
+    return y
 
 
 def _capacity_rows(model):
@@ -148,9 +198,15 @@ def _cap_rows(model, policy):
         model.add_row(model.in_domain(policy.level, d), 0, limit - held[d])
 
 
+def _used(model, level):
+    """Start values of one binary per domain: 1 where members go."""
+    return lambda y: (model.placed(level, y) > 0).astype(float)
+
+
 def _affinity_rows(model, policy):
     domains = _domains(model, policy.level)
-    start = model.add_columns(len(domains), 0.0, 1.0, True)
+    start = model.add_columns(len(domains), 0.0, 1.0, True,
+                              _used(model, policy.level))
     big = float(model.problem.members)
     for i, d in enumerate(domains):
         entries = model.in_domain(policy.level, d)
@@ -160,9 +216,12 @@ def _affinity_rows(model, policy):
 
 
 def _spread_rows(model, policy):
-    floor = model.add_columns(1, 0.0, np.inf, False)
     held = _held_in(model, policy.level)
-    for d in _domains(model, policy.level):
+    domains = _domains(model, policy.level)
+    floor = model.add_columns(
+        1, 0.0, np.inf, False,
+        lambda y: [(model.placed(policy.level, y) + held[domains]).min()])
+    for d in domains:
         entries = model.in_domain(policy.level, d)
         model.add_row({**entries, floor: -1.0}, -held[d], np.inf)
         model.add_row({**entries, floor: -1.0}, -np.inf,
@@ -171,7 +230,8 @@ def _spread_rows(model, policy):
 
 def _soft_affinity_rows(model, policy):
     domains = _domains(model, policy.level)
-    start = model.add_columns(len(domains), policy.weight, 1.0, True)
+    start = model.add_columns(len(domains), policy.weight, 1.0, True,
+                              _used(model, policy.level))
     big = float(model.problem.members)
     for i, d in enumerate(domains):
         entries = model.in_domain(policy.level, d)
@@ -181,8 +241,11 @@ def _soft_affinity_rows(model, policy):
 
 def _soft_anti_rows(model, policy):
     domains = _domains(model, policy.level)
-    start = model.add_columns(len(domains), policy.weight, np.inf, False)
     held = _held_in(model, policy.level)
+    start = model.add_columns(
+        len(domains), policy.weight, np.inf, False,
+        lambda y: np.maximum(
+            model.placed(policy.level, y) + held[domains] - 1, 0))
     for i, d in enumerate(domains):
         entries = model.in_domain(policy.level, d)
         entries[start + i] = -1.0
@@ -195,24 +258,19 @@ _LEVEL_ROWS = {"anti-affinity": _cap_rows, "max-per": _cap_rows,
                "soft-anti-affinity": _soft_anti_rows}
 
 
-def _run(model, time_limit):
-    n = len(model.cells)
-    result = optimize.milp(
-        np.concatenate(model.cost),
-        integrality=np.concatenate(model.integer),
-        bounds=optimize.Bounds(0, np.concatenate(model.upper)),
-        constraints=optimize.LinearConstraint(
-            model.matrix(), model.lower_b, model.upper_b),
-        options={"time_limit": time_limit, "presolve": True})
-    bound = getattr(result, "mip_dual_bound", None)
-    if result.x is None:
-        status = "infeasible" if result.status == 2 else "none"
-        return Result(None, status, None, bound)
+def _run(model, time_limit, y, node_limit):
+    mip = model.mip()
+    start = None if y is None else model.start(y)
+    outcome = highs.solve(mip, time_limit, start, node_limit)
+    start_value = None if start is None else float(mip.cost @ start)
+    if outcome.x is None:
+        return Result(None, outcome.status, None, outcome.bound, None,
+                      start_value)
     counts = np.zeros(model.classes.fits.shape, dtype=np.int64)
     ks, ps = model.cells[:, 0], model.cells[:, 1]
-    counts[ks, ps] = np.round(result.x[:n]).astype(np.int64)
-    status = "optimal" if result.status == 0 else "feasible"
-    return Result(counts, status, float(result.fun), bound)
+    counts[ks, ps] = np.round(outcome.x[:len(model.cells)]).astype(np.int64)
+    return Result(counts, outcome.status, outcome.objective, outcome.bound,
+                  outcome.gap, start_value)
 
 
 def decode(problem, classes, counts):

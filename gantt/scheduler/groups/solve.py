@@ -1,11 +1,14 @@
 """Decide a group: the sequential answer first, then the joint model
-within the time budget; the better of the two is the plan.
+from it, within the time budget.
 
-``scipy.optimize.milp`` takes no starting solution, so the sequential
-answer is not handed to HiGHS: it is the incumbent the joint answer must
-beat and the answer used when HiGHS finds nothing in time (or the model
-is too large to build). :class:`Answer` says which was used and, when
-HiGHS proved a bound, how far the used answer may be from the optimum.
+The sequential answer (:mod:`.greedy`) is HiGHS's starting solution (its
+first incumbent), so the joint answer is never worse than it; when the
+budget runs out before HiGHS finds better, the sequential answer is the
+plan. :class:`Answer` says which answer was used (``method``) and, when
+HiGHS proved a bound, how far the used answer may be from the optimum
+(``gap``, HiGHS's relative gap: ``|objective - bound| / |objective|``).
+The joint model is not built (the sequential answer is used) when the
+model would be too large (:data:`.classes.MAX_PATTERNS`).
 """
 
 import dataclasses
@@ -15,6 +18,7 @@ import numpy as np
 
 from gantt.scheduler.groups import classes as classes_mod
 from gantt.scheduler.groups import greedy
+from gantt.scheduler.groups import highs
 from gantt.scheduler.groups import milp
 from gantt.scheduler.groups import problem as problem_mod
 
@@ -22,6 +26,8 @@ from gantt.scheduler.groups import problem as problem_mod
 OPTIMAL = "solver-optimal"
 FEASIBLE = "solver-feasible"
 GREEDY = "greedy-fallback"
+#: relative: objectives closer than this are the same
+_TOLERANCE = 1e-9
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -41,8 +47,11 @@ class Answer:
         return self.rows is not None
 
 
-def decide(problem, time_budget=1.0, alternates=2, use_solver=True):
-    """The plan for ``problem`` (see the module docstring).
+def decide(problem, time_budget=1.0, alternates=2, use_solver=True,
+           node_limit=None):
+    """The plan for ``problem`` (see the module docstring); ``node_limit``
+    also bounds HiGHS's branch-and-bound nodes (a budget that does not
+    depend on the machine's speed).
 
     :raises: InvalidRequest for a problem the solver cannot read
     """
@@ -55,39 +64,57 @@ def decide(problem, time_budget=1.0, alternates=2, use_solver=True):
     except classes_mod.TooLarge:
         classes = None
     if _host_affinity(problem):
-        rows, method, bound = _one_host(problem), OPTIMAL, None
+        rows, method, gap = _one_host(problem), OPTIMAL, 0.0
     else:
-        rows, method, bound = _joint(problem, classes, time_budget,
-                                     use_solver)
+        rows, method, gap = _joint(problem, classes, time_budget,
+                                   use_solver, node_limit)
     seconds = time.monotonic() - started
     if rows is None:
         return Answer(None, method=method, seconds=seconds,
                       reason=_why_not(problem, method))
-    value = score(problem, rows)
     return Answer(rows, _alternates(problem, classes, rows, alternates),
-                  method, _gap(value, bound), value, seconds)
+                  method, gap, score(problem, rows), seconds)
 
 
-def _joint(problem, classes, time_budget, use_solver):
-    """(rows, method, bound) from HiGHS, or the sequential answer (only
-    computed when the joint one is not proved optimal: it cannot beat
-    that)."""
+def _joint(problem, classes, time_budget, use_solver, node_limit):
+    """(rows, method, gap): HiGHS's answer from the sequential one, or
+    the sequential one when HiGHS did not improve on it in time."""
+    sequential = greedy.place(problem)
     if not use_solver or classes is None or problem.members == 0:
-        return greedy.place(problem), GREEDY, None
-    result = milp.solve(problem, classes, max(time_budget, 0.01))
-    if result.status == "optimal":
-        return (milp.decode(problem, classes, result.counts), OPTIMAL,
-                result.objective)
+        return sequential, GREEDY, None
+    result = milp.solve(problem, classes, max(time_budget, 0.0),
+                        sequential, node_limit)
     if result.status == "infeasible":
         return None, OPTIMAL, None
-    sequential = greedy.place(problem)
-    if result.counts is None:
-        return sequential, GREEDY, result.bound
-    rows = milp.decode(problem, classes, result.counts)
-    if sequential is not None and (
-            score(problem, sequential) < score(problem, rows)):
-        return sequential, GREEDY, result.bound
-    return rows, FEASIBLE, result.bound
+    if result.status == "optimal":
+        return (milp.decode(problem, classes, result.counts), OPTIMAL,
+                result.gap)
+    return _stopped(problem, classes, result, sequential)
+
+
+def _stopped(problem, classes, result, sequential):
+    """(rows, method, gap) when the budget ran out: HiGHS's incumbent if
+    it beats the sequential answer, else the sequential answer."""
+    rows = (None if result.counts is None
+            else milp.decode(problem, classes, result.counts))
+    if rows is not None and (sequential is None or _better(
+            problem, result, rows, sequential)):
+        return rows, FEASIBLE, result.gap
+    if sequential is None:
+        return None, GREEDY, None
+    # its gap as the model counts its objective (HiGHS's bound is in it)
+    value = (score(problem, sequential) if result.start is None
+             else result.start)
+    return sequential, GREEDY, highs.gap(value, result.bound)
+
+
+def _better(problem, result, rows, sequential):
+    """Whether HiGHS's incumbent beats the sequential answer (by the
+    model's objective when that answer was HiGHS's start)."""
+    if result.start is None:
+        return score(problem, rows) < score(problem, sequential)
+    return result.objective < result.start - _TOLERANCE * max(
+        1.0, abs(result.start))
 
 
 def _one_member(problem, alternates, started):
@@ -152,12 +179,6 @@ def _balanced(problem, rows):
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(need > 0, need / problem.free, 0.0)
     return float(np.nan_to_num(share, posinf=1.0).max(axis=1)[used].sum())
-
-
-def _gap(value, bound):
-    if bound is None or not np.isfinite(bound):
-        return None
-    return max(0.0, (value - bound) / max(abs(value), 1.0))
 
 
 def _alternates(problem, classes, rows, count):

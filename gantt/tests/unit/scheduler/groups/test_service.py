@@ -255,3 +255,32 @@ def test_a_plan_is_what_the_wire_accepts_and_reads_back(fleet):
     back = group_obj.GroupPlan.obj_from_primitive(primitive)
     assert back.obj_to_primitive() == primitive
     assert back.expires_at.tzinfo is not None
+
+
+def test_each_selection_of_a_plan_is_its_slot_and_shape(fleet):
+    # the slots of a class share their alternates' hosts; each Selection
+    # still names its own slot's reservation and its own member's amounts
+    for name in ("h5", "h6", "h7", "h8"):
+        h.sized(fleet, name, 2)
+    big = factories.flavor(name="m1.big", vcpus=2, memory_mb=2048,
+                           root_gb=10)
+    request = group_obj.GroupRequest(
+        group_uuid=GROUP, project_id="p", user_id="u", policies=[],
+        members=[group_obj.GroupMember(name="web", count=2,
+                                       request_spec=h.make_spec()),
+                 group_obj.GroupMember(name="db", count=2,
+                                       request_spec=h.make_spec(big))])
+    plan = fleet.groups.reserve(request)
+    vcpus = {"web": 1, "db": 2}
+    shared = {}
+    for slot in plan.slots:
+        for selection in slot.selections[1:]:
+            shared.setdefault(selection.service_host, set()).add(slot.member)
+    assert {"web", "db"} in shared.values()
+    for slot in plan.slots:
+        for selection in slot.selections:
+            assert selection.consumer_uuid == slot.reservation_uuid
+            (amounts,) = selection.allocation_request.as_mapping().values()
+            assert amounts["VCPU"] == vcpus[slot.member]
+        assert slot.selections[0].claimed
+        assert not any(s.claimed for s in slot.selections[1:])
