@@ -28,6 +28,7 @@ reads, its options, statuses and info fields) stays here.
 """
 
 import dataclasses
+import threading
 
 import highspy
 import numpy as np
@@ -42,6 +43,11 @@ _STATUS = {
     highspy.HighsModelStatus.kInterrupt: "stopped",
 }
 _FEASIBLE = 2        # HiGHS's kSolutionStatusFeasible
+#: HiGHS runs its branch and bound on a task scheduler shared by every
+#: instance of a process, and a worker decides groups on several RPC
+#: threads: one run at a time (group decisions are rare; each is bounded
+#: by its time budget).
+_ONE_RUN = threading.Lock()
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -85,7 +91,8 @@ def solve(mip, time_limit, start=None, node_limit=None):
         solution = highspy.HighsSolution()
         solution.col_value = np.asarray(start, dtype=float).tolist()
         highs.setSolution(solution)
-    highs.run()
+    with _ONE_RUN:
+        highs.run()
     return _outcome(highs, np.asarray(mip.cost, dtype=float))
 
 
