@@ -129,10 +129,12 @@ class Placer:
                                      return_alternates)
         placed = self._answer(cycle, claimed, return_alternates)
         self.counters.add("placements", len(placed))
-        LOG.info("Placed %d instance(s) in %.1f ms: %s", len(placed),
-                 (time.monotonic() - started) * 1000, ", ".join(
-                     "%s on %s" % (s[0].consumer_uuid, s[0].service_host)
-                     for s in placed))
+        if LOG.isEnabledFor(logging.INFO):
+            # the list is not built for a log that drops it (the simulator)
+            LOG.info("Placed %d instance(s) in %.1f ms: %s", len(placed),
+                     (time.monotonic() - started) * 1000, ", ".join(
+                         "%s on %s" % (s[0].consumer_uuid, s[0].service_host)
+                         for s in placed))
         return placed
 
     def _answer(self, cycle, claimed, return_alternates):
