@@ -59,7 +59,9 @@ multiplied by its multiplier; the sums rank the hosts.
     cfg.FloatOpt("ram_weight_multiplier", default=1.0,
                  help="""
 Multiplier for free RAM. Positive spreads instances over the hosts with the
-most free RAM; negative stacks (fills) hosts first.
+most free RAM; negative stacks (fills) hosts first. The default ``packing``
+policy, ``balanced+stack``, sets it and the CPU and disk multipliers to
+-1.0 unless one of them or the weighers are set by hand.
 """),
     cfg.BoolOpt("free_capacity_weighing", default=False,
                 help="""
@@ -72,9 +74,11 @@ so that overcommitted RAM counts as room. Either way a negative value
 weighs as 0.
 """),
     cfg.FloatOpt("cpu_weight_multiplier", default=1.0,
-                 help="Multiplier for free VCPUs; negative stacks."),
+                 help="Multiplier for free VCPUs; negative stacks (-1.0 "
+                      "under the default ``packing``)."),
     cfg.FloatOpt("disk_weight_multiplier", default=1.0,
-                 help="Multiplier for free disk; negative stacks."),
+                 help="Multiplier for free disk; negative stacks (-1.0 "
+                      "under the default ``packing``)."),
     cfg.FloatOpt("io_ops_weight_multiplier", default=-1.0,
                  help="""
 Multiplier for the number of I/O-heavy operations (``num_io_ops``) a host
@@ -145,11 +149,13 @@ running instances whose images share the requested image's properties
     cfg.FloatOpt("balanced_allocation_weight_multiplier", default=0.0,
                  help="""
 Multiplier for BalancedAllocationWeigher (a Gantt weigher, not in the
-default ``enabled_weighers``: add it there). Positive prefers hosts whose
-used fractions of the resource classes would sit closest to each other
-after the placement, so that no class runs out while others sit idle;
-0 disables. Overridden per host by aggregate metadata of the same name.
-See the packing page of the admin guide for measured policies.
+``enabled_weighers`` list). Positive prefers hosts whose used fractions
+of the resource classes would sit closest to each other after the
+placement, so that no class runs out while others sit idle; 0 disables.
+The default ``packing`` policy, ``balanced+stack``, adds the weigher with
+a multiplier of 5.0 unless this option or the weighers are set by hand.
+Overridden per host by aggregate metadata of the same name. See the
+packing page of the admin guide for measured policies.
 """),
     cfg.ListOpt("balanced_allocation_resource_classes",
                 default=["VCPU", "MEMORY_MB", "DISK_GB"],

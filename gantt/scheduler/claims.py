@@ -246,6 +246,11 @@ class ClaimService:
         """Transactions that lost a race and were retried."""
         return self.claimer.conflicts
 
+    @functools.cached_property
+    def _scheduler(self):
+        """``[scheduler]``, looked up once (it reads each value live)."""
+        return self.conf.scheduler
+
     def claim(self, consumer_uuid, allocation_map, *, owner, new=False):
         """Replace the consumer's allocations (see :meth:`Claimer.claim`).
 
@@ -391,7 +396,7 @@ class ClaimService:
         for state in states:
             self.cache.apply_usage(state.uuid, state.generation, state.usages)
         self._after_commit(states)
-        if self.conf.scheduler.broadcast_claims and states:
+        if self._scheduler.broadcast_claims and states:
             now = time.time()
             self._broadcast([usage_obj.ProviderUsage(
                 resource_provider_uuid=s.uuid, generation=s.generation,

@@ -51,6 +51,11 @@ class Placer:
         self.counters = counters
         self.topology = topology_mod.Topology(conf.topology.levels)
 
+    @functools.cached_property
+    def _scheduler(self):
+        """``[scheduler]``, looked up once (it reads each value live)."""
+        return self.conf.scheduler
+
     @property
     def pipeline(self):
         """The default profile's pipeline (benchmarks, nova-diff)."""
@@ -77,7 +82,7 @@ class Placer:
 
     def view(self):
         """A fresh window on the cache's table."""
-        return self.cache.view(self.conf.scheduler.service_down_time)
+        return self.cache.view(self._scheduler.service_down_time)
 
     @_retryable
     def select_destinations(self, spec, instance_uuids,
@@ -124,10 +129,12 @@ class Placer:
                                      return_alternates)
         placed = self._answer(cycle, claimed, return_alternates)
         self.counters.add("placements", len(placed))
-        LOG.info("Placed %d instance(s) in %.1f ms: %s", len(placed),
-                 (time.monotonic() - started) * 1000, ", ".join(
-                     "%s on %s" % (s[0].consumer_uuid, s[0].service_host)
-                     for s in placed))
+        if LOG.isEnabledFor(logging.INFO):
+            # the list is not built for a log that drops it (the simulator)
+            LOG.info("Placed %d instance(s) in %.1f ms: %s", len(placed),
+                     (time.monotonic() - started) * 1000, ", ".join(
+                         "%s on %s" % (s[0].consumer_uuid, s[0].service_host)
+                         for s in placed))
         return placed
 
     def _answer(self, cycle, claimed, return_alternates):
@@ -149,7 +156,7 @@ class Placer:
 
     def _selections(self, cycle, decision, return_alternates,
                     weighed=None):
-        count = (self.conf.scheduler.max_attempts - 1
+        count = (self._scheduler.max_attempts - 1
                  if return_alternates else 0)
         return selections.for_decision(cycle, decision, self.layouts,
                                        count, weighed)
@@ -226,7 +233,7 @@ class Placer:
         :returns: the claimed Decision
         """
         cycle.next_instance()
-        retries = self.conf.scheduler.claim_retry_count
+        retries = self._scheduler.claim_retry_count
         attempts = 0
         route = self.route(cycle)
         while attempts < retries:

@@ -67,6 +67,8 @@ _CELL = str(uuid.UUID(int=1))
 #: the engine's clock: fixed, so that no host ever looks down
 _NOW = 1.0e9
 _OWNER = allocations.ConsumerInfo(project_id="simulate", user_id="simulate")
+#: each arrival's consumer: a version 4 uuid numbered from 1
+_CONSUMER = "00000000-0000-4000-8000-%012x"
 
 
 def policy_names():
@@ -355,6 +357,8 @@ class Replayer:
         self.progress = progress or (lambda done, total: None)
         # one request spec per flavor: the engine only reads it
         self.specs = {}
+        self.arrivals = 0
+        self.demands = {}   # flavor -> its amounts as a vector
 
     def run(self, policy, mode, events):
         started = time.perf_counter()
@@ -384,26 +388,34 @@ class Replayer:
                       self.used.copy(), time.perf_counter() - started)
 
     def _create(self, event, placed_on, reasons):
-        consumer = str(uuid.uuid5(uuid.NAMESPACE_OID, event.instance))
+        # a uuid of its own for each arrival (ten times cheaper than one
+        # derived from the event's name)
+        self.arrivals += 1
+        consumer = _CONSUMER % self.arrivals
         try:
             spec = self.specs.get(event.flavor)
             if spec is None:
                 spec = self.specs[event.flavor] = spec_of(event.flavor)
             selection = self.sched.placer.select_destinations(
-                spec, [consumer],
-                return_alternates=False)[0][0]
+                spec, [consumer], return_alternates=False)[0][0]
         except exception.NoValidHost as exc:
             reasons[reason_of(exc)] += 1
             return False
         row = self.row[selection.nodename]
-        self.used[row] += metrics.demand(event.flavor)
+        self.used[row] += self._demand(event.flavor)
         placed_on[event.instance] = (consumer, row, event.flavor)
         return True
+
+    def _demand(self, flavor):
+        found = self.demands.get(flavor)
+        if found is None:
+            found = self.demands[flavor] = metrics.demand(flavor)
+        return found
 
     def _delete(self, event, placed_on):
         consumer, row, flavor = placed_on.pop(event.instance)
         self.sched.claims.release(consumer)
-        self.used[row] -= metrics.demand(flavor)
+        self.used[row] -= self._demand(flavor)
 
 
 def replay(fleet, events, policy, *, conf=None, mode="sqlite", db_url=None,

@@ -6,6 +6,8 @@ weighing best first, for the layouts and alternates that must look past
 the host picked.
 """
 
+import functools
+
 import numpy as np
 
 from gantt.scheduler.pipeline import containers
@@ -18,6 +20,12 @@ class Picker:
     def __init__(self, conf, rng):
         self.conf = conf
         self.rng = rng
+
+    @functools.cached_property
+    def _options(self):
+        """``[filter_scheduler]``, looked up once (it reads each value
+        live, overrides and reloads included)."""
+        return self.conf.filter_scheduler
 
     def pick(self, weighing, cycle=None):
         """(row to claim, its weight): random among the best
@@ -50,7 +58,7 @@ class Picker:
     def _best(self, totals, count, everyone):
         """The position in ``totals`` to claim, among ``count`` finite
         values (``everyone()``: their positions)."""
-        fs = self.conf.filter_scheduler
+        fs = self._options
         if fs.shuffle_best_same_weighed_hosts:
             best = np.flatnonzero(totals == totals.max())
             if len(best) >= fs.host_subset_size:
@@ -62,7 +70,14 @@ class Picker:
         if subset == 1:
             # the best weight: no weight is better, all it ties with are
             # the subset to sample from
-            tied = np.flatnonzero(totals == totals.max())
+            best = int(totals.argmax())
+            ties = totals == totals[best]
+            if np.count_nonzero(ties) == 1:
+                # no tie (no list of one to build); the draw below is made
+                # all the same, so the random source moves as it did
+                self.rng.randrange(1)
+                return best
+            tied = np.flatnonzero(ties)
             if len(tied) > 1:
                 tied = tied[self.rng.sample(range(len(tied)), 1)]
             return int(tied[self.rng.randrange(len(tied))])

@@ -18,6 +18,8 @@ import numpy as np
 
 from gantt.scheduler.pipeline import filters
 
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+
 
 class ResourceFilter(filters.BaseFilter):
     name = "ResourceFilter"
@@ -68,8 +70,7 @@ def _fit_rows(view, rc, amount):
     col = view.rc_column(rc)
     if col is None:
         return mask
-    trees = view.memo(("tree hosts",),
-                      lambda: np.flatnonzero(view.column("tree")))
+    trees = view.memo(("tree hosts",), lambda: _tree_hosts(view))
     if not len(trees):
         return mask         # the common cloud: no host is a tree
     free = view.free(col)
@@ -79,6 +80,12 @@ def _fit_rows(view, rc, amount):
                 view, row, col, amount):
             mask[row] = True
     return mask
+
+
+def _tree_hosts(view):
+    tree = view.column("tree")
+    # most clouds have no tree: one quick test, no list of rows
+    return np.flatnonzero(tree) if tree.any() else _NO_ROWS
 
 
 def _units_fit(view, row, col, amount):

@@ -8,6 +8,8 @@ metadata key named like the option on the aggregates the host is in, the
 smallest value winning (``nova.scheduler.utils.get_weight_multiplier``).
 """
 
+import functools
+
 from gantt.scheduler.state import aggregates
 
 #: ``rows`` meaning "every row of the view" (the dense path)
@@ -53,8 +55,21 @@ class BaseWeigher:
     # -- multiplier -------------------------------------------------------
 
     def config_multiplier(self):
-        return getattr(self.conf[self.multiplier_group],
+        return getattr(self.options(self.multiplier_group),
                        self.multiplier_option)
+
+    def options(self, group):
+        """The option group ``group`` of ``conf``, looked up once (it
+        reads each value live, overrides and reloads included; looking it
+        up again for every request cost as much as the read)."""
+        found = self._groups.get(group)
+        if found is None:
+            found = self._groups[group] = self.conf[group]
+        return found
+
+    @functools.cached_property
+    def _groups(self):
+        return {}
 
     @property
     def _key(self):

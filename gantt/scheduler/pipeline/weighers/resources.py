@@ -39,7 +39,7 @@ class _FreeCapacityWeigher(weighers.BaseWeigher):
     minval = 0
 
     def _capacity_aware(self):
-        return self.conf.filter_scheduler.free_capacity_weighing
+        return self.options("filter_scheduler").free_capacity_weighing
 
     def weigh_host(self, host, request):
         slot = host.resources.get(self.resource_class)
