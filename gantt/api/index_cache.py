@@ -21,7 +21,8 @@ process's pre-1.19 swap can go unseen until the next stamp change.
 
 When only the sum of generations moved (claims, releases, inventory and
 trait writes: the common writes), the providers whose generation moved
-are read again, and only they (:func:`stored_index.reload`), when they
+are found by buckets of ids (:func:`stored_index.generation_sums`) and
+read again, and only they (:func:`stored_index.reload`), when they
 are at most :data:`INCREMENTAL_SHARE` of the providers (and at least
 :data:`INCREMENTAL_MIN`); any other move, or a provider that changed
 trees, loads everything again. Reloads take turns (a lock): a request
@@ -122,18 +123,30 @@ def _only_generations_moved(before, now):
 def _reloaded(conn, held, now):
     """``held`` with the providers whose generation moved read again, or
     None when a full load is due."""
-    generations = stored_index.generations(conn)
-    before = held.loaded.generations
-    if generations.keys() != before.keys():
+    before = held.loaded
+    sums = stored_index.generation_sums(conn)
+    if sums.keys() != before.sums.keys():
         return None
-    moved = [i for i, g in generations.items() if before[i] != g]
+    buckets = [b for b, s in sums.items() if before.sums[b] != s]
+    if any(before.sums[b][0] != sums[b][0] for b in buckets):
+        return None
+    generations = stored_index.generations(conn, buckets)
+    moved = []
+    for rp_id, generation in generations.items():
+        held_generation = before.generations.get(rp_id)
+        if held_generation is None:
+            return None
+        if held_generation != generation:
+            moved.append(rp_id)
     if len(moved) > max(INCREMENTAL_MIN,
-                        INCREMENTAL_SHARE * len(generations)):
+                        INCREMENTAL_SHARE * len(before.generations)):
         return None
-    uuids = stored_index.reload(conn, held.loaded, moved) if moved else []
+    uuids = stored_index.reload(conn, before, moved) if moved else []
     if uuids is None:
         return None
-    loaded = dataclasses.replace(held.loaded, generations=generations)
+    loaded = dataclasses.replace(
+        before, generations={**before.generations, **generations},
+        sums=sums)
     if held.columns is not None:
         columns = held.columns.patched(loaded.index, uuids)
     else:

@@ -7,7 +7,8 @@ reports; the REST API keeps one, :mod:`gantt.api.index_cache`).
 providers, and lists the trees in provider id order (the order of
 creation, and the order of the REST API's candidates). :func:`reload`
 replaces some providers in an index already loaded (those whose
-generation moved, :func:`generations`): the same five statements
+generation moved: :func:`generation_sums` finds their buckets of ids,
+:func:`generations` reads those buckets): the same five statements
 restricted to them.
 """
 
@@ -23,12 +24,16 @@ from gantt.db.models import RP
 from gantt.db.models import TRAITS
 from gantt.scheduler.state import provider_tree
 
+#: providers per bucket of ids (:func:`generation_sums`)
+BUCKET = 128
+
 
 @dataclasses.dataclass(frozen=True)
 class Loaded:
     index: provider_tree.ProviderIndex
     uuids: dict             # provider id -> uuid
     generations: dict       # provider id -> generation
+    sums: dict              # bucket -> (count, sum of generations)
 
 
 def load(conn):
@@ -43,12 +48,37 @@ def load(conn):
     index = provider_tree.ProviderIndex()
     for root, providers in by_root.items():
         index.set_tree(root, _parents_first(root, providers))
-    return Loaded(index, uuids, {r.id: r.generation for r in rows})
+    generations = {r.id: r.generation for r in rows}
+    return Loaded(index, uuids, generations, bucket_sums(generations))
 
 
-def generations(conn):
-    """``{provider id: generation}`` of every provider."""
-    return dict(conn.execute(sa.select(RP.c.id, RP.c.generation)).all())
+def bucket_sums(generations):
+    """:func:`generation_sums` of ``{provider id: generation}``."""
+    sums = collections.defaultdict(lambda: (0, 0))
+    for rp_id, generation in generations.items():
+        count, total = sums[rp_id // BUCKET]
+        sums[rp_id // BUCKET] = (count + 1, total + generation)
+    return dict(sums)
+
+
+def generation_sums(conn):
+    """``{bucket: (count, sum of generations)}`` of the providers, by
+    bucket of :data:`BUCKET` ids: the buckets whose sum moved hold the
+    providers a write touched (generations only grow), a few rows to
+    read instead of one per provider."""
+    bucket = (RP.c.id // BUCKET).label("bucket")
+    return {int(b): (int(count), int(total)) for b, count, total in
+            conn.execute(sa.select(bucket, sa.func.count(),
+                                   sa.func.sum(RP.c.generation))
+                         .group_by(bucket))}
+
+
+def generations(conn, buckets):
+    """``{provider id: generation}`` of the providers in ``buckets``."""
+    ranges = [RP.c.id.between(b * BUCKET, b * BUCKET + BUCKET - 1)
+              for b in buckets]
+    return dict(conn.execute(sa.select(RP.c.id, RP.c.generation)
+                             .where(sa.or_(*ranges))).all())
 
 
 def reload(conn, loaded, ids):

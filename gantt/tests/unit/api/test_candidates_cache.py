@@ -214,3 +214,18 @@ def test_a_reparent_loads_everything_again(client, loads, reloads):
         "name": "cn", "parent_provider_uuid": root}, version=V)
     assert set(_found(client)["provider_summaries"]) == {rp, root}
     assert (len(loads), reloads) == (2, [])
+
+
+def test_claims_in_several_buckets_of_ids_are_all_read_again(
+        client, sqlite_db, monkeypatch, loads, reloads):
+    monkeypatch.setattr(stored_index, "BUCKET", 2)
+    rps = [_provider(client, "cn%d" % i) for i in range(5)]
+    _found(client)
+    with sqlite_db.begin() as conn:
+        for rp, vcpu in ((rps[0], 1), (rps[4], 2)):
+            allocations.claim(conn, str(uuid.uuid4()), {rp: {"VCPU": vcpu}},
+                              project_id="p1", user_id="u1")
+        ids = conn.execute(sa.select(RP.c.id).where(
+            RP.c.uuid.in_([rps[0], rps[4]]))).scalars().all()
+    assert [_used(client, rp) for rp in rps] == [1, 0, 0, 0, 2]
+    assert (len(loads), reloads) == (1, [sorted(ids)])
