@@ -6,23 +6,25 @@ Every string (uuid, class, trait list) goes through :func:`json.dumps`
 (memoised: the same providers come back request after request); numbers
 are written with ``%d``; the pieces are joined with the separators
 ``json.dumps`` uses, so the text is what encoding the same dicts would
-give. :func:`request_template` derives the flat path's one-provider
-request from :func:`request_text` itself, so both paths answer alike.
+give. A provider's summary is kept while the provider object lives
+(:class:`SummaryTexts`): a GET on an unchanged cloud writes none again.
+:func:`request_template` derives the flat path's one-provider request
+from :func:`request_text` itself, so both paths answer alike.
 """
 
-import dataclasses
 import functools
 import json
+import typing
 
 from gantt.api import microversion
 
 _MARK = "@provider@"
 
 
-@dataclasses.dataclass(frozen=True)
-class Shape:
+class Shape(typing.NamedTuple):
     """What the answer shows at the request's microversion (read once:
-    a microversion comparison costs more than a summary)."""
+    a microversion comparison costs more than a summary; a tuple, as it
+    is part of a key looked up per provider)."""
 
     listed: bool           # before 1.12: allocations as a list
     mappings: bool         # 1.34
@@ -95,6 +97,30 @@ def summary_text(shape, provider, asked):
         out += ', "parent_provider_uuid": %s, "root_provider_uuid": %s' % (
             _text(provider.parent_uuid), _text(provider.root_uuid))
     return out + "}"
+
+
+class SummaryTexts:
+    """:func:`summary_text`, remembered per provider object (providers
+    are immutable: a changed provider is a new object) while it is held
+    here, at most ``size`` of them (all forgotten when full). One per
+    application; safe to share between threads."""
+
+    def __init__(self, size=1 << 16):
+        self._size = size
+        self._held = {}
+
+    def __call__(self, shape, provider, asked):
+        if shape.every_class:
+            asked = None            # every class is shown
+        key = (id(provider), shape, asked)
+        hit = self._held.get(key)
+        if hit is not None and hit[0] is provider:
+            return hit[1]
+        text = summary_text(shape, provider, asked)
+        if len(self._held) >= self._size:
+            self._held.clear()
+        self._held[key] = (provider, text)
+        return text
 
 
 def body(requests, summaries):

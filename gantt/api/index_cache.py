@@ -35,6 +35,7 @@ import threading
 
 import sqlalchemy as sa
 
+from gantt.api import candidates_body
 from gantt.api import flat_candidates
 from gantt.db.models import AGGS
 from gantt.db.models import RP
@@ -48,17 +49,17 @@ INCREMENTAL_MIN = 64
 
 
 def stamp(conn):
-    """The change stamp: a tuple of integers."""
-    providers = conn.execute(sa.select(
+    """The change stamp: a tuple of integers (one statement)."""
+    def total(column):
+        return sa.func.coalesce(sa.func.sum(column), 0)
+    aggregates = (
+        sa.select(sa.func.count()).select_from(AGGS).scalar_subquery(),
+        sa.select(total(AGGS.c.resource_provider_id)).scalar_subquery())
+    row = conn.execute(sa.select(
         sa.func.count(), sa.func.coalesce(sa.func.max(RP.c.id), 0),
-        sa.func.coalesce(sa.func.sum(RP.c.generation), 0),
-        sa.func.coalesce(sa.func.sum(RP.c.parent_provider_id), 0),
-        sa.func.coalesce(sa.func.sum(RP.c.root_provider_id), 0))).one()
-    aggregates = conn.execute(sa.select(
-        sa.func.count(),
-        sa.func.coalesce(sa.func.sum(AGGS.c.resource_provider_id),
-                         0))).one()
-    return tuple(int(v) for v in (*providers, *aggregates))
+        total(RP.c.generation), total(RP.c.parent_provider_id),
+        total(RP.c.root_provider_id), *aggregates)).one()
+    return tuple(int(v) for v in row)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +85,8 @@ class IndexCache:
     def __init__(self):
         self._lock = threading.Lock()
         self._held = None
+        #: the provider summaries written, kept with the index
+        self.summaries = candidates_body.SummaryTexts()
 
     def held(self, conn):
         """The :class:`Held` as of ``conn``'s view of the database."""

@@ -13,6 +13,7 @@ candidates in the same order as the solver's."""
 
 import collections
 import dataclasses
+import functools
 import itertools
 
 from gantt.api import candidate_query
@@ -39,13 +40,15 @@ def list_candidates(req):
         _check_names(conn, parsed.query)
         held = services.candidates_index.held(conn)
     shape = body.Shape.of(req)
-    text = _flat(held.columns, parsed, shape)
+    summary = functools.partial(services.candidates_index.summaries, shape,
+                                asked=parsed.resources)
+    text = _flat(held.columns, parsed, shape, summary)
     if text is None:
-        text = _general(req, held.index, parsed, shape)
+        text = _general(req, held.index, parsed, shape, summary)
     return w.json_text_response(req, text)
 
 
-def _flat(columns, parsed, shape):
+def _flat(columns, parsed, shape, summary):
     """The answer over the flat columns, or None when they do not
     apply."""
     if columns is None or not flat_candidates.applies(parsed.query):
@@ -56,13 +59,11 @@ def _flat(columns, parsed, shape):
     providers = [columns.providers[i] for i in found]
     render = body.request_template(shape,
                                    parsed.query.plan.unsuffixed.amounts)
-    return body.body(
-        [render(p.uuid) for p in providers],
-        [(p.uuid, body.summary_text(shape, p, parsed.resources))
-         for p in providers])
+    return body.body([render(p.uuid) for p in providers],
+                     [(p.uuid, summary(p)) for p in providers])
 
 
-def _general(req, index, parsed, shape):
+def _general(req, index, parsed, shape, summary):
     """The solver's answer."""
     found = _solve(index, parsed.query)
     found = _nested_filter(req, index, found)
@@ -76,8 +77,7 @@ def _general(req, index, parsed, shape):
     return body.body(
         [body.request_text(shape, c.allocations, c.mappings)
          for c in found],
-        [(p.uuid, body.summary_text(shape, p, parsed.resources))
-         for p in summaries])
+        [(p.uuid, summary(p)) for p in summaries])
 
 
 def _check_names(conn, query):

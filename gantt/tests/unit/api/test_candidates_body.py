@@ -1,6 +1,7 @@
 """The answer's pieces, written as text, are the JSON Placement's
 clients parse, at every microversion shape."""
 
+import dataclasses
 import itertools
 import json
 
@@ -75,3 +76,21 @@ def test_the_body():
                                'b"': {"resources": {}}}}
     assert json.loads(body.body([], [])) == {"allocation_requests": [],
                                             "provider_summaries": {}}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_summaries_kept_follow_the_classes_asked_and_a_new_provider(shape):
+    texts = body.SummaryTexts(size=4)
+    p = _provider()
+    for asked in (frozenset(["VCPU"]), frozenset(["MEMORY_MB"]),
+                  frozenset(["VCPU"])):
+        assert texts(shape, p, asked) == body.summary_text(shape, p, asked)
+    used = dataclasses.replace(p, usage={"VCPU": 9})
+    asked = frozenset(["VCPU"])
+    assert texts(shape, used, asked) == body.summary_text(shape, used,
+                                                          asked)
+    assert '"used": 9' in texts(shape, used, asked)
+    for k in range(6):           # more than it keeps
+        other = dataclasses.replace(p, usage={"VCPU": k})
+        assert texts(shape, other, asked) == body.summary_text(
+            shape, other, asked)
