@@ -218,21 +218,24 @@ def rows(results):
 
 def show(results):
     print("\nPlacement's REST API, ms p50: GET /allocation_candidates "
-          "(limit 1000), Gantt's GET right after a PUT (its index brought "
-          "up to date; Placement keeps none, so its GET is compared) and "
-          "PUT /allocations/{consumer}; ratio: Placement / Gantt (higher: "
-          "Gantt faster); cpu: Gantt's process CPU ms p50 of the GET")
-    print("%-10s %9s %10s %9s %6s %7s %9s %6s %7s %9s %9s %6s %5s" % (
-        "db", "providers", "Plac. GET", "Gantt GET", "cpu", "ratio",
-        "after PUT", "cpu", "ratio", "Plac. PUT", "Gantt PUT", "ratio",
-        "same"))
+          "(limit 1000) with its process CPU ms; Gantt's GET right after "
+          "a PUT (its index brought up to date; Placement keeps none, so "
+          "its GET is compared); PUT /allocations/{consumer}. ratio: "
+          "Placement / Gantt (higher: Gantt faster)")
+    print("%-10s %6s %9s %7s %8s %6s %6s %7s %9s %6s %6s %8s %8s %6s %4s" % (
+        "db", "rps", "Plac. GET", "cpu", "Gantt", "cpu", "ratio",
+        "cpu rt", "after PUT", "cpu", "ratio", "Plac. PUT", "Gantt",
+        "ratio", "same"))
     for db, r, g, same in rows(results):
-        print("%-10s %9d %10s %9s %6s %7s %9s %6s %7s %9s %9s %6s %5s" % (
-            harness.DB_LABELS[db], r["n"], _cell(r, "get"), _cell(g, "get"),
-            _cell(g, "get_cpu"), _ratio(r, g, "get"),
-            _cell(g, "get_after_put"), _cell(g, "get_after_put_cpu"),
-            _ratio(r, g, "get", "get_after_put"), _cell(r, "put"),
-            _cell(g, "put"), _ratio(r, g, "put"), "yes" if same else "NO"))
+        print("%-10s %6d %9s %7s %8s %6s %6s %7s %9s %6s %6s %8s %8s %6s "
+              "%4s" % (
+                  harness.DB_LABELS[db], r["n"], _cell(r, "get"),
+                  _cell(r, "get_cpu"), _cell(g, "get"), _cell(g, "get_cpu"),
+                  _ratio(r, g, "get"), _ratio(r, g, "get_cpu"),
+                  _cell(g, "get_after_put"), _cell(g, "get_after_put_cpu"),
+                  _ratio(r, g, "get", "get_after_put"), _cell(r, "put"),
+                  _cell(g, "put"), _ratio(r, g, "put"),
+                  "yes" if same else "NO"))
 
 
 def main():
