@@ -41,12 +41,12 @@ class Shape(typing.NamedTuple):
                    tree=microversion.at_least(req, 29))
 
 
-@functools.lru_cache(maxsize=1 << 17)
+@functools.lru_cache(maxsize=1 << 16)
 def _text(value):
     return json.dumps(value)
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 14)
 def _traits(traits):
     return json.dumps(sorted(traits))
 
@@ -105,7 +105,7 @@ class SummaryTexts:
     here, at most ``size`` of them (all forgotten when full). One per
     application; safe to share between threads."""
 
-    def __init__(self, size=1 << 16):
+    def __init__(self, size=1 << 14):
         self._size = size
         self._held = {}
 

@@ -100,9 +100,6 @@ class IndexCache:
                 held = self._held = _refreshed(conn, held, now)
         return held
 
-    def index(self, conn):
-        return self.held(conn).index
-
     def forget(self):
         with self._lock:
             self._held = None
