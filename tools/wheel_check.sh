@@ -8,8 +8,12 @@
 # installed commands against a fresh SQLite database and a fresh MariaDB
 # database: gantt-manage db sync, gantt-status upgrade check,
 # gantt-scheduler (on RabbitMQ, a topic of its own), one `gantt` call
-# answered by it, and SIGTERM with a clean exit. Every step must
-# succeed; the first that does not fails the check with its name.
+# answered by it, and SIGTERM with a clean exit; then the Placement API:
+# gantt-api (the development server) on a free loopback port answering
+# GET /, and the WSGI application of the installed gantt-api-wsgi script
+# (what mod_wsgi loads) answering GET / when called as a server calls it.
+# Every step must succeed; the first that does not fails the check with
+# its name.
 #
 # Environment: GANTT_TEST_TRANSPORT_URL (default the local RabbitMQ),
 # GANTT_TEST_MYSQL_URL (default the local MariaDB; "none" skips it),
@@ -24,6 +28,7 @@ TOPIC=gantt-wheel-check-$(basename "$WORK" | cut -d. -f2)
 STEP="start"
 DAEMON=""
 DAEMON_STARTED=""
+API=""
 MYSQL_DB=""
 
 step() { STEP=$1; echo "==> wheel check: $1"; }
@@ -33,6 +38,9 @@ cleanup() {
     local code=$?
     if [ -n "$DAEMON" ] && kill -0 "$DAEMON" 2>/dev/null; then
         kill -KILL -- "-$DAEMON"     # its process group: master and workers
+    fi
+    if [ -n "$API" ] && kill -0 "$API" 2>/dev/null; then
+        kill -KILL "$API"
     fi
     if [ -n "$MYSQL_DB" ]; then
         "$VENV/bin/python" "$WORK/db.py" drop "$MYSQL" "$MYSQL_DB" || true
@@ -52,6 +60,8 @@ EOF
     fi
     [ $code -ne 0 ] && [ -f "$WORK/scheduler.log" ] && \
         tail -n 30 "$WORK/scheduler.log" >&2
+    [ $code -ne 0 ] && [ -f "$WORK/api.log" ] && \
+        tail -n 30 "$WORK/api.log" >&2
     [ $code -ne 0 ] && echo "wheel check FAILED at '$STEP'" >&2
     rm -rf "$WORK"
 }
@@ -115,7 +125,8 @@ if [ -d "$SRC/.git" ]; then
     SHA=$(git -C "$SRC" rev-parse --short=7 HEAD)
     BUILD="$BUILT (git $SHA)"
 fi
-for cmd in gantt-scheduler gantt-manage gantt-status gantt gantt-demo; do
+for cmd in gantt-scheduler gantt-manage gantt-status gantt gantt-demo \
+        gantt-api; do
     got=$("$VENV/bin/$cmd" --version 2>&1) || fail "$cmd --version: $got"
     # "<build>" (oslo.config) or "<command> <build>" (cliff)
     [ "$got" = "$BUILD" ] || [ "$got" = "$cmd $BUILD" ] ||
@@ -228,6 +239,76 @@ DAEMON=""
 if grep -q Traceback "$WORK/scheduler.log"; then
     fail "tracebacks in its log"
 fi
+
+step "the wheel installs gantt-api and gantt-api-wsgi"
+for cmd in gantt-api gantt-api-wsgi; do
+    [ -x "$VENV/bin/$cmd" ] || fail "no $cmd in $VENV/bin"
+done
+
+cat > "$WORK/root.py" <<'EOF'
+"""check a GET / answer: Placement's version document, 200"""
+import json, sys
+status, body = sys.argv[1], sys.argv[2]
+versions = json.loads(body)["versions"]
+ok = status.startswith("200") and versions[0]["max_version"] == "1.39"
+sys.exit(0 if ok else "GET / answered %s: %s" % (status, body[:300]))
+EOF
+
+step "gantt-api answers GET / on a free loopback port"
+PORT=$("$VENV/bin/python" -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
+API_CONF=$WORK/api.conf
+cp "$CONF" "$API_CONF"
+printf '[api]\nhost = 127.0.0.1\nport = %s\nnotify_workers = false\n' \
+    "$PORT" >> "$API_CONF"
+"$VENV/bin/gantt-api" --config-file "$API_CONF" > "$WORK/api.log" 2>&1 &
+API=$!
+"$VENV/bin/python" - "$PORT" "$API" "$WORK/root.py" <<'EOF' ||
+"""GET / until it answers (30 s), then check the answer"""
+import os, subprocess, sys, time, urllib.request
+port, pid, check = sys.argv[1:]
+deadline = time.monotonic() + 30
+while True:
+    try:
+        os.kill(int(pid), 0)
+    except OSError:
+        sys.exit("gantt-api exited")
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%s/" % port,
+                                    timeout=2) as resp:
+            status, body = "%d" % resp.status, resp.read().decode()
+        break
+    except OSError:
+        if time.monotonic() > deadline:
+            sys.exit("no answer in 30 s")
+        time.sleep(0.3)
+sys.exit(subprocess.run([sys.executable, check, status, body]).returncode)
+EOF
+    fail "gantt-api on port $PORT did not answer GET /"
+kill -TERM "$API"
+wait "$API" || true
+API=""
+
+step "gantt-api-wsgi's application answers GET /"
+mkdir "$WORK/etc"
+cp "$API_CONF" "$WORK/etc/gantt.conf"
+GANTT_CONFIG_DIR=$WORK/etc "$VENV/bin/python" - "$VENV/bin/gantt-api-wsgi" \
+    "$WORK/root.py" <<'EOF' || fail "gantt-api-wsgi's application failed"
+"""load the script as mod_wsgi does (not as __main__) and call its
+application with a server's environ"""
+import runpy, subprocess, sys, wsgiref.util
+script, check = sys.argv[1:]
+application = runpy.run_path(script, run_name="gantt_api_wsgi")["application"]
+environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/"}
+wsgiref.util.setup_testing_defaults(environ)
+answer = []
+body = b"".join(application(
+    environ, lambda status, headers, exc_info=None: answer.append(status)))
+sys.exit(subprocess.run([sys.executable, check, answer[0],
+                         body.decode()]).returncode)
+EOF
 
 step "done"
 echo "wheel check passed: $(basename "$WHEEL") installed and served"

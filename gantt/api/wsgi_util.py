@@ -57,9 +57,15 @@ def authorize(req, rule, target=None):
 def json_response(req, data, status=200, last_modified=None):
     """``req.response`` with ``data`` as its JSON body; from 1.15 with
     ``Cache-Control: no-cache`` and a ``Last-Modified``."""
+    return json_text_response(req, jsonutils.dump_as_bytes(data), status,
+                              last_modified)
+
+
+def json_text_response(req, body, status=200, last_modified=None):
+    """:func:`json_response` of a body already encoded (bytes)."""
     resp = req.response
     resp.status = status
-    resp.body = jsonutils.dump_as_bytes(data)
+    resp.body = body
     resp.content_type = "application/json"
     resp.charset = None
     if microversion.at_least(req, 15):

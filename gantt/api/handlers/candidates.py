@@ -3,14 +3,23 @@
 Placement's rules for trees, sharing providers and request groups) over
 the stored providers (an index kept between requests while the
 database's change stamp holds, :mod:`gantt.api.index_cache`), answered
-in Placement's shape for the microversion asked."""
+in Placement's shape for the microversion asked
+(:mod:`gantt.api.candidates_body`).
+
+A request of one unsuffixed group on a flat cloud (no provider with
+children, no sharing provider) is answered over numpy columns instead,
+stopping at ``limit`` (:mod:`gantt.api.flat_candidates`); the same
+candidates in the same order as the solver's."""
 
 import collections
 import dataclasses
+import functools
 import itertools
 
 from gantt.api import candidate_query
+from gantt.api import candidates_body as body
 from gantt.api import errors
+from gantt.api import flat_candidates
 from gantt.api import microversion
 from gantt.api import schemas
 from gantt.api import wsgi_util as w
@@ -29,7 +38,33 @@ def list_candidates(req):
     services = w.services(req)
     with services.db.begin() as conn:
         _check_names(conn, parsed.query)
-        index = services.candidates_index.index(conn)
+        held = services.candidates_index.held(conn)
+    shape = body.Shape.of(req)
+    summary = functools.partial(services.candidates_index.summaries, shape,
+                                asked=parsed.resources)
+    text = _flat(held.columns, parsed, shape, summary)
+    if text is None:
+        text = _general(req, held.index, parsed, shape, summary)
+    return w.json_text_response(req, text)
+
+
+def _flat(columns, parsed, shape, summary):
+    """The answer over the flat columns, or None when they do not
+    apply."""
+    if columns is None or not flat_candidates.applies(parsed.query):
+        return None
+    found = flat_candidates.select(columns, parsed.query, parsed.limit)
+    if found is None:
+        return None
+    providers = [columns.providers[i] for i in found]
+    render = body.request_template(shape,
+                                   parsed.query.plan.unsuffixed.amounts)
+    return body.body([render(p.uuid) for p in providers],
+                     [(p.uuid, summary(p)) for p in providers])
+
+
+def _general(req, index, parsed, shape, summary):
+    """The solver's answer."""
     found = _solve(index, parsed.query)
     found = _nested_filter(req, index, found)
     found = with_swapped_twins(parsed.query, found)
@@ -39,23 +74,10 @@ def list_candidates(req):
         roots = {index.get(u).root_uuid for c in found
                  for u in c.allocations}
         summaries = [p for p in summaries if p.root_uuid in roots]
-    shape = _Shape(microversion.at_least(req, 27),
-                   microversion.at_least(req, 17),
-                   microversion.at_least(req, 29))
-    return w.json_response(req, {
-        "allocation_requests": [_request(req, c) for c in found],
-        "provider_summaries": {p.uuid: _summary(shape, p, parsed.resources)
-                               for p in summaries}})
-
-
-@dataclasses.dataclass(frozen=True)
-class _Shape:
-    """What a provider summary shows at the request's microversion (read
-    once: a microversion comparison costs more than a summary)."""
-
-    every_class: bool      # 1.27
-    traits: bool           # 1.17
-    tree: bool             # 1.29
+    return body.body(
+        [body.request_text(shape, c.allocations, c.mappings)
+         for c in found],
+        [(p.uuid, summary(p)) for p in summaries])
 
 
 def _check_names(conn, query):
@@ -153,33 +175,3 @@ def _summarized(req, index, found):
             for uuid in uuids:
                 roots[index.get(uuid).root_uuid] = None
     return [p for root in roots for p in index.tree(root)]
-
-
-def _request(req, candidate):
-    if not microversion.at_least(req, 12):
-        return {"allocations": [
-            {"resource_provider": {"uuid": uuid}, "resources": dict(used)}
-            for uuid, used in candidate.allocations.items()]}
-    body = {"allocations": {uuid: {"resources": dict(used)}
-                            for uuid, used in candidate.allocations.items()}}
-    if microversion.at_least(req, 34):
-        body["mappings"] = {suffix: list(uuids)
-                            for suffix, uuids in candidate.mappings.items()}
-    return body
-
-
-def _summary(shape, provider, asked):
-    every = shape.every_class
-    resources = {}
-    for rc, inv in provider.inventories.items():
-        if every or rc in asked:
-            total, reserved, ratio = inv[0], inv[1], inv[5]
-            resources[rc] = {"capacity": int((total - reserved) * ratio),
-                             "used": int(provider.usage.get(rc, 0))}
-    body = {"resources": resources}
-    if shape.traits:
-        body["traits"] = sorted(provider.traits)
-    if shape.tree:
-        body["parent_provider_uuid"] = provider.parent_uuid
-        body["root_provider_uuid"] = provider.root_uuid
-    return body

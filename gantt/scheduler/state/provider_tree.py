@@ -247,6 +247,10 @@ class ProviderIndex:
                         found[uuid] = p
         return tuple(found[u] for u in sorted(found))
 
+    def shares_any(self):
+        """Whether some sharing provider is in an aggregate."""
+        return bool(self._sharing_aggs)
+
     def is_simple(self, root_uuid):
         """A lone root: no children and no sharing provider serving it."""
         tree = self._trees.get(root_uuid)
