@@ -4,9 +4,12 @@ ones as the distance weigher; both paths must agree."""
 import pytest
 
 from gantt import exception
+from gantt.objects import compute_node
+from gantt.objects import provider as provider_obj
 from gantt.objects import request_spec
 from gantt.scheduler.pipeline.filters import topology as topology_filter
 from gantt.scheduler.pipeline.weighers import topology as topology_weigher
+from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
 GROUP = "0b7a3d2e-8f9c-4c1d-a2b3-c4d5e6f70819"
@@ -57,6 +60,38 @@ def test_hard_level_policies(conf, placed, policy, expected):
     flt = topology_filter.ServerGroupTopologyFilter(conf)
     assert flt.applies(request)
     helpers.assert_both_paths(flt, view, request, expected)
+
+
+def _backend(name, location):
+    return provider_obj.ProviderReport(
+        provider=provider_obj.ResourceProvider(
+            uuid=factories.host_uuid(name), name=name,
+            inventories=[compute_node.Inventory(resource_class="DISK_GB",
+                                                total=1000)]),
+        report_sequence=1, kind="volume", location=location)
+
+
+@pytest.mark.parametrize("placed, policy, expected", [
+    # rows: h1 (a01), vol-1 (a01), vol-2 (a01), vol-3 (b01), h3 (a02)
+    ({"vol-1": 1}, ("rack", "anti-affinity", 1),
+     [False, False, False, True, True]),
+    ({"vol-1": 1, "vol-2": 1}, ("rack", "max-per", 2),
+     [False, False, False, True, True]),
+    # backends are in a01 and b01 only: once each holds a member, a01
+    # takes another though compute rack a02 has none (the claim's rule)
+    ({"vol-1": 1, "vol-3": 1}, ("rack", "spread", 1),
+     [False, True, True, True, True]),
+])
+def test_level_policies_over_volume_backends(conf, placed, policy,
+                                             expected):
+    view = helpers.make_view(
+        helpers.node("h1", location="row=a/rack=a01"),
+        _backend("vol-1", "rack=a01"), _backend("vol-2", "rack=a01"),
+        _backend("vol-3", "rack=b01"),
+        helpers.node("h3", location="row=a/rack=a02"))
+    request = _request(view, placed, policy)
+    helpers.assert_both_paths(topology_filter.ServerGroupTopologyFilter(
+        conf), view, request, expected)
 
 
 def test_the_reason_names_the_level_and_the_domains_that_fit(conf):
