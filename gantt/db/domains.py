@@ -8,7 +8,8 @@ level is the name its report's ``location`` gives (``room=r1/rack=b07``,
 aggregate it is in (metadata ``topology_level=<level>``: listed by host
 name, a standalone provider's name being its host name, or reported by
 the agent; of two, the first name in sorted order): the report wins, as
-in the worker's cache (:mod:`gantt.scheduler.state.topology`).
+in the worker's cache (:mod:`gantt.scheduler.state.topology`). At level
+``zone`` its domain is its reported availability zone, always.
 
 :func:`places` reads them in **one** statement, in the claim's
 transaction, after the group's members were read; the group row's
@@ -51,6 +52,7 @@ from gantt.db.models import TRAITS
 #: the aggregate metadata key that makes an aggregate a domain
 AGGREGATE_KEY = "topology_level"
 HOST = "host"
+ZONE = "zone"
 COMPUTE = "compute"
 HARD = ("affinity", "anti-affinity", "max-per", "spread")
 
@@ -93,11 +95,13 @@ def places(conn, roots):
     """``{host root id: Site}`` of the host roots ``roots`` (None: every
     host, compute node or standalone), in one statement."""
     rows = conn.execute(sa.union_all(*_place_queries(roots))).all()
-    kinds, found = {}, collections.defaultdict(dict)
+    kinds, zones, found = {}, {}, collections.defaultdict(dict)
     tagged = collections.defaultdict(dict)
     for root, kind, location, name, level in rows:
         kinds[root] = kind         # every host read has an entry
-        if location:
+        if level == ZONE:
+            zones[root] = name
+        elif location:
             found[root].update(p.split("=", 1) for p in location.split("/"))
         elif name is not None:
             known = tagged[root].get(level)
@@ -106,20 +110,23 @@ def places(conn, roots):
     for root, names in tagged.items():
         for level, name in names.items():
             found[root].setdefault(level, name)
+    for root, zone in zones.items():
+        found[root][ZONE] = zone
     return {root: Site(kind, found.get(root, {}))
             for root, kind in kinds.items()}
 
 
 def _hosts():
     """The hosts a group's members may be on, as ``(root, kind, name,
-    location)`` selectables: compute nodes by their host name, and the
+    location, zone)`` selectables: compute nodes by their host name, and the
     standalone providers that are hosts (:mod:`gantt.db.host_roots`) by
     their provider name (an L3 agent named as its compute host is listed
     in that host's aggregates, as in the worker's cache)."""
     compute = sa.select(
         REPORTS.c.resource_provider_id.label("root"),
         sa.literal(COMPUTE, sa.String(32)).label("kind"),
-        REPORTS.c.host.label("name"), REPORTS.c.location)
+        REPORTS.c.host.label("name"), REPORTS.c.location,
+        REPORTS.c.availability_zone.label("zone"))
     sharing = (sa.exists()
                .where(TRAITS.c.resource_provider_id
                       == PROVIDER_REPORTS.c.resource_provider_id)
@@ -127,7 +134,8 @@ def _hosts():
                .correlate_except(TRAITS))
     standalone = (sa.select(
         PROVIDER_REPORTS.c.resource_provider_id.label("root"),
-        PROVIDER_REPORTS.c.kind, RP.c.name, PROVIDER_REPORTS.c.location)
+        PROVIDER_REPORTS.c.kind, RP.c.name, PROVIDER_REPORTS.c.location,
+        PROVIDER_REPORTS.c.availability_zone.label("zone"))
         .join(RP, RP.c.id == PROVIDER_REPORTS.c.resource_provider_id)
         .where(PROVIDER_REPORTS.c.kind != host_roots.POOL_KIND)
         .where(~sharing))
@@ -136,12 +144,15 @@ def _hosts():
 
 def _place_queries(roots):
     """The parts of :func:`places`' UNION, per kind of host: reported
-    locations, and topology aggregates by host list and by report."""
+    locations, topology aggregates by host list and by report, and the
+    availability zones (the domains at ``zone``; an aggregate never
+    names one)."""
     tagged = (sa.select(AGGREGATES.c.id, AGGREGATES.c.uuid,
                         AGGREGATES.c.name, AGGREGATE_META.c.value)
               .join(AGGREGATE_META,
                     AGGREGATE_META.c.aggregate_id == AGGREGATES.c.id)
-              .where(AGGREGATE_META.c.key == AGGREGATE_KEY).subquery())
+              .where(AGGREGATE_META.c.key == AGGREGATE_KEY)
+              .where(AGGREGATE_META.c.value != ZONE).subquery())
     null = sa.null()
     parts = []
     for hosts in _hosts():
@@ -158,7 +169,10 @@ def _place_queries(roots):
             .join(tagged, tagged.c.id == AGGREGATE_HOSTS.c.aggregate_id),
             sa.select(*head, null, tagged.c.name, tagged.c.value)
             .join(AGGS, AGGS.c.resource_provider_id == hosts.c.root)
-            .join(tagged, tagged.c.uuid == AGGS.c.aggregate_uuid)]
+            .join(tagged, tagged.c.uuid == AGGS.c.aggregate_uuid),
+            sa.select(*head, null, hosts.c.zone,
+                      sa.literal(ZONE, sa.String(255)))
+            .where(hosts.c.zone.is_not(None))]
     return parts
 
 

@@ -36,6 +36,8 @@ FLEET = {"agent-1": ("network", "row=a/rack=a01"),
          "backend-1": ("volume", "rack=a01"),
          "backend-2": ("volume", "rack=a01"),
          "backend-3": ("volume", "rack=b01")}
+#: the availability zones (the domains at level ``zone``)
+ZONES = {"agent-1": "az1", "agent-2": "az2", "agent-3": "az1"}
 P = {name: factories.host_uuid("provider/" + name) for name in FLEET}
 V1, V2, V3, V4 = factories.uuids(4)
 
@@ -47,7 +49,8 @@ def _report(db, name, kind, location):
             uuid=P[name], name=name, inventories=[compute_node.Inventory(
                 resource_class=resource, total=100)],
             aggregates=[RACK_B01] if name == "agent-5" else []),
-        report_sequence=1, kind=kind, location=location))
+        report_sequence=1, kind=kind, location=location,
+        availability_zone=ZONES.get(name)))
 
 
 def _fleet(db):
@@ -116,6 +119,15 @@ def test_an_agents_rack_from_an_aggregate_counts_by_name_or_report(db):
     _claim(db, V1, "node-4", group)
     assert "rack b01" in _refused(db, V2, "agent-5", group)
     assert "rack b01" in _refused(db, V2, "backend-3", group)
+
+
+def test_zone_anti_affinity_keeps_bindings_in_distinct_availability_zones(
+        db):
+    group = _group(("zone", "anti-affinity"))
+    _claim(db, V1, "agent-1", group)
+    assert "zone az1" in _refused(db, V2, "agent-3", group)
+    assert "zone unknown" in _refused(db, V2, "agent-5", group)
+    _claim(db, V2, "agent-2", group)
 
 
 def test_spread_counts_the_racks_of_the_candidates_kind(db):

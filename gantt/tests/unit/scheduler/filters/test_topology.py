@@ -4,6 +4,7 @@ ones as the distance weigher; both paths must agree."""
 import pytest
 
 from gantt import exception
+from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import compute_node
 from gantt.objects import provider as provider_obj
 from gantt.objects import request_spec
@@ -94,6 +95,24 @@ def test_level_policies_over_volume_backends(conf, placed, policy,
         conf), view, request, expected)
 
 
+@pytest.mark.parametrize("policy, expected", [
+    (("zone", "anti-affinity", 1), [False, False, True, False]),
+    (("zone", "affinity", 1), [True, True, False, False]),
+])
+def test_zone_is_the_reported_availability_zone(conf, policy, expected):
+    """A topology aggregate tagged ``zone`` names no zone; a host with no
+    availability zone has no domain there."""
+    view = helpers.make_view(
+        helpers.node("h1", zone="az1"), helpers.node("h2", zone="az1"),
+        helpers.node("h3", zone="az2"), helpers.node("h4"),
+        aggregates=[aggregate_obj.Aggregate(
+            uuid=factories.host_uuid("agg"), name="az2", hosts=["h1", "h4"],
+            metadata={"topology_level": "zone"})])
+    request = _request(view, {"h2": 1}, policy)
+    helpers.assert_both_paths(topology_filter.ServerGroupTopologyFilter(
+        conf), view, request, expected)
+
+
 def test_the_reason_names_the_level_and_the_domains_that_fit(conf):
     view = _view()
     request = _request(view, {"h1": 1, "h3": 1, "h4": 1},
@@ -116,6 +135,8 @@ def test_a_group_without_level_policies_is_not_filtered(conf):
 @pytest.mark.parametrize("policy, error", [
     (("shelf", "anti-affinity", 1), exception.UnknownLevel),
     (("rack", "max-per", 0), exception.InvalidRequest),
+    # a soft rule weighs by distance: zone must have its place in the list
+    (("zone", "soft-affinity", 1), exception.UnknownLevel),
 ])
 def test_a_bad_level_policy_is_refused(policy, error):
     with pytest.raises(error):
