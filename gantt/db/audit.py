@@ -156,7 +156,7 @@ def level_breaches(conn):
     for uuid, levels, root, count in conn.execute(_group_members_query()):
         policies[uuid] = domains.loads(levels)
         members[uuid][root] += int(count)
-    place = domains.places(conn, None) if policies else {}
+    place = domains.places(conn, None) if policies else domains.Places()
     return [breach for uuid in sorted(policies)
             for policy in policies[uuid]
             for breach in _breaches(uuid, policy, members[uuid], place)]
@@ -188,7 +188,7 @@ def _breaches(uuid, policy, members, place):
     elif policy.rule == "affinity":
         broken = len(known) > 1
     else:
-        kinds = {place[root].kind for root in members if root in place}
+        kinds = {place.kinds[root] for root in members if root in place.kinds}
         floor = min((known.get(d, 0) for d in domains.every_domain(
             place, policy.level, kinds)), default=0)
         broken = max(known.values(), default=0) - floor > policy.limit

@@ -83,17 +83,29 @@ def loads(text):
     return tuple(LevelRule(*item) for item in json.loads(text or "[]"))
 
 
-class Site(typing.NamedTuple):
-    """Where one host is: its kind (``compute`` for a compute node, else
-    its standalone provider's) and ``{level: domain name}``."""
+class Places:
+    """Where hosts are: per host root id its kind (``kinds``: ``compute``
+    for a compute node, else its standalone provider's) and its
+    ``{level: domain name}`` (``names``; none for a host nothing
+    places). Two dicts rather than a record per host: a spread's claim
+    reads every host."""
 
-    kind: str
-    names: dict
+    def __init__(self, kinds=None, names=None):
+        self.kinds = kinds if kinds is not None else {}
+        self.names = names if names is not None else {}
+
+    def keys(self):
+        """The roots read (every one has a kind)."""
+        return self.kinds.keys()
+
+    def update(self, other):
+        self.kinds.update(other.kinds)
+        self.names.update(other.names)
 
 
 def places(conn, roots):
-    """``{host root id: Site}`` of the host roots ``roots`` (None: every
-    host, compute node or standalone), in one statement."""
+    """The :class:`Places` of the host roots ``roots`` (None: every
+    host, compute node or standalone), read in one statement."""
     rows = conn.execute(sa.union_all(*_place_queries(roots))).all()
     kinds, zones, found = {}, {}, collections.defaultdict(dict)
     tagged = collections.defaultdict(dict)
@@ -112,8 +124,7 @@ def places(conn, roots):
             found[root].setdefault(level, name)
     for root, zone in zones.items():
         found[root][ZONE] = zone
-    return {root: Site(kind, found.get(root, {}))
-            for root, kind in kinds.items()}
+    return Places(kinds, dict(found))
 
 
 def _hosts():
@@ -180,16 +191,16 @@ def domain_of(place, root, level):
     """The domain of host root ``root`` at ``level`` (None: unknown)."""
     if level == HOST:
         return root
-    site = place.get(root)
-    return None if site is None else site.names.get(level)
+    names = place.names.get(root)
+    return None if names is None else names.get(level)
 
 
 def every_domain(place, level, kinds):
     """The domains at ``level`` some host of one of ``kinds`` is in (a
     spread's eligible domains: a volume service's spread counts the
     racks of volume backends, not those of compute hosts)."""
-    return {domain_of(place, root, level) for root, site in place.items()
-            if site.kind in kinds} - {None}
+    return {domain_of(place, root, level)
+            for root, kind in place.kinds.items() if kind in kinds} - {None}
 
 
 def check(policy, members, place, roots, consumer, group_uuid):
@@ -218,6 +229,6 @@ def _breaks(policy, counts, domain, place, root):
         return counts[domain] >= policy.limit
     if policy.rule == "affinity":
         return bool(counts) and set(counts) != {domain}
-    every = every_domain(place, policy.level, {place[root].kind})
+    every = every_domain(place, policy.level, {place.kinds[root]})
     floor = min((counts[d] for d in every), default=0)
     return counts[domain] + 1 - floor > policy.limit
