@@ -8,8 +8,10 @@ from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import compute_node
 from gantt.objects import provider as provider_obj
 from gantt.objects import request_spec
+from gantt.scheduler.pipeline import translate
 from gantt.scheduler.pipeline.filters import topology as topology_filter
 from gantt.scheduler.pipeline.weighers import topology as topology_weigher
+from gantt.scheduler.state import topology as state_topology
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
@@ -169,3 +171,23 @@ def test_no_member_yet_weighs_nothing(conf):
     request = _request(view, {}, ("rack", "soft-affinity", 1))
     assert topology_weigher.ServerGroupDistanceWeigher(conf).constant(
         view, request)
+
+
+def test_soft_affinity_at_a_listed_zone_weighs_by_availability_zone(conf):
+    """levels zone,row,rack(,host): h2 shares h1's availability zone only
+    (distance 3), h3 nothing (4, the cap at zone)."""
+    zoned = state_topology.Topology(("zone", "row", "rack"))
+    view = helpers.make_view(
+        helpers.node("h1", zone="az1", location="row=a/rack=a01"),
+        helpers.node("h2", zone="az1", location="row=b/rack=b01"),
+        helpers.node("h3", zone="az2", location="row=c/rack=c01"))
+    view.table.topology.levels = zoned.levels
+    spec = factories.request(instance_group=request_spec.InstanceGroup(
+        uuid=GROUP, policy="soft-affinity", level_policies=[
+            request_spec.GroupLevelPolicy(level="zone", rule="soft-affinity",
+                                          limit=1)]))
+    request = translate.from_spec(
+        spec, factories.uuids(1),
+        helpers.FakeLookup(group_hosts={GROUP: {"h1": 1}}), datacenter=zoned)
+    request.instance_group.places = view
+    assert _raw(conf, view, request) == [0.0, -3.0, -4.0]
