@@ -10,9 +10,12 @@ from gantt import exception
 from gantt import rpcapi
 from gantt import version
 from gantt.cmd import common
+from gantt.db import api as db_api
+from gantt.db import levels as db_levels
 from gantt.db import migration
 from gantt.rpcapi import versions
 from gantt.scheduler.pipeline import profiles
+from gantt.scheduler.state import topology as topology_mod
 
 
 def _reads_options(check):
@@ -96,13 +99,58 @@ class Checks(upgradecheck.UpgradeCommands):
             "restart) once every gantt-scheduler serves %s." % (
                 cap, cap, ", ".join(newer), rpcapi.RPC_API_VERSION))
 
+    def _check_topology(self):
+        try:
+            topology = topology_mod.Topology(self.conf.topology.levels)
+            before, stored = _stored_topology(self.conf)
+        except exception.ConfigurationError as exc:
+            return upgradecheck.Result(upgradecheck.Code.FAILURE, str(exc))
+        problems = []
+        levels = topology.levels[:-1]
+        if before is not None and before != levels:
+            problems.append(
+                "the workers last started with [topology] levels = %s, this "
+                "configuration says %s: restart every worker with the same "
+                "list." % (",".join(before), ",".join(levels)))
+        outside = [(host, text) for host, text in stored if
+                   topology.unknown_levels(topology_mod.Location.parse(text))]
+        if outside:
+            problems.append(
+                "%d host(s) have a location naming a level not in [topology] "
+                "levels (%s): no hard policy at that level places a member "
+                "there. Add the level or fix the hosts' reports." % (
+                    len(outside), ", ".join(
+                        "%s at %s" % pair for pair in outside[:5])))
+        if not problems:
+            return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+        return upgradecheck.Result(upgradecheck.Code.WARNING,
+                                   " ".join(problems))
+
     _upgrade_checks = (
         ("Configuration values", _check_values),
         ("Database schema", _reads_options(_check_schema)),
         ("Scheduling profiles", _reads_options(_check_plugins)),
         ("Liveness settings", _reads_options(_check_liveness_settings)),
         ("RPC version cap", _reads_options(_check_version_cap)),
+        ("Topology levels", _reads_options(_check_topology)),
     )
+
+
+def _stored_topology(conf):
+    """(the levels the workers last started with or None, the stored
+    locations ``[(host, text)]``); empty when the schema is not at head
+    (the "Database schema" check says so).
+
+    :raises: ConfigurationError when the database cannot be used
+    """
+    if common.schema_version(conf) != migration.head_version():
+        return None, []
+    db = db_api.Database.from_conf(conf)
+    try:
+        with db.begin() as conn:
+            return db_levels.recorded(conn), db_levels.locations(conn)
+    finally:
+        db.dispose()
 
 
 def main(argv=None):

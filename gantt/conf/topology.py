@@ -20,9 +20,14 @@ The levels, outermost first; ``host`` is always the last level and need
 not be listed. A provider's location (``room=r1/row=b/rack=b07``, from its
 report or from aggregates whose metadata says ``topology_level=<level>``)
 names some of them, in this order. Reports naming another level are
-refused (InvalidLocation). Changing the list is an operator action: every
-worker logs the levels at start, and the hosts whose stored location
-names a level no longer listed.
+refused (InvalidLocation). ``zone`` is the availability zone: listed, it
+has its place for soft policies' distance; listed or not, hard policies
+may name it, a host's domain there being its reported availability
+zone, and no location may name it. Changing the list is an operator
+action: every worker records the levels it starts with in the database
+and logs a change (old -> new, with the number of hosts whose location
+names a level no longer listed), then those hosts;
+``gantt-status upgrade check`` warns of both.
 """),
 ]
 

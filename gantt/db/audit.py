@@ -26,6 +26,7 @@ import sqlalchemy as sa
 
 from gantt.db import allocations
 from gantt.db import domains
+from gantt.db import host_roots
 from gantt.db.models import ALLOC
 from gantt.db.models import CONSUMERS
 from gantt.db.models import GROUPS
@@ -155,7 +156,7 @@ def level_breaches(conn):
     for uuid, levels, root, count in conn.execute(_group_members_query()):
         policies[uuid] = domains.loads(levels)
         members[uuid][root] += int(count)
-    place = domains.places(conn, None) if policies else {}
+    place = domains.places(conn, None) if policies else domains.Places()
     return [breach for uuid in sorted(policies)
             for policy in policies[uuid]
             for breach in _breaches(uuid, policy, members[uuid], place)]
@@ -169,8 +170,7 @@ def _group_members_query():
             .join(CONSUMERS, CONSUMERS.c.instance_group_uuid == GROUPS.c.uuid)
             .join(ALLOC, ALLOC.c.consumer_uuid == CONSUMERS.c.uuid)
             .join(RP, RP.c.id == ALLOC.c.resource_provider_id)
-            .join(REPORTS,
-                  REPORTS.c.resource_provider_id == RP.c.root_provider_id)
+            .where(host_roots.is_host(RP.c.root_provider_id))
             .where(GROUPS.c.level_policies.is_not(None))
             .group_by(GROUPS.c.uuid, GROUPS.c.level_policies,
                       RP.c.root_provider_id))
@@ -181,7 +181,6 @@ def _breaches(uuid, policy, members, place):
     for root, n in members.items():
         counts[domains.domain_of(place, root, policy.level)] += n
     known = {d: n for d, n in counts.items() if d is not None}
-    every = {domains.domain_of(place, root, policy.level) for root in place}
     if policy.rule == "anti-affinity":
         broken = any(n > 1 for n in known.values())
     elif policy.rule == "max-per":
@@ -189,7 +188,9 @@ def _breaches(uuid, policy, members, place):
     elif policy.rule == "affinity":
         broken = len(known) > 1
     else:
-        floor = min((known.get(d, 0) for d in every - {None}), default=0)
+        kinds = {place.kinds[root] for root in members if root in place.kinds}
+        floor = min((known.get(d, 0) for d in domains.every_domain(
+            place, policy.level, kinds)), default=0)
         broken = max(known.values(), default=0) - floor > policy.limit
     if broken or None in counts:
         return [Breach(uuid, str(policy), dict(counts))]

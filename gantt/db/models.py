@@ -290,6 +290,18 @@ class GroupPlanRow(Base):
     updated_at = sa.Column(sa.DateTime, nullable=True)
 
 
+class TopologyLevels(Base):
+    """The ``[topology] levels`` the last worker started with (one row,
+    ``id`` 1; migration 0013): a worker starting with others logs the
+    change (:mod:`gantt.db.levels`)."""
+
+    __tablename__ = "topology_levels"
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    levels = sa.Column(sa.Text, nullable=False)     # "row,rack"
+    updated_at = sa.Column(sa.DateTime, nullable=False)
+
+
 class GroupReservation(Base):
     """One member slot claimed ahead of its instance: the allocations
     are the reservation consumer's until a member takes them over, the
@@ -337,6 +349,7 @@ AGGREGATE_HOSTS = AggregateHost.__table__
 AGGREGATE_META = AggregateMetadata.__table__
 MOVES = Move.__table__
 GROUP_PLANS = GroupPlanRow.__table__
+TOPOLOGY_LEVELS = TopologyLevels.__table__
 RESERVATIONS = GroupReservation.__table__
 CUSTOM_CLASSES = CustomResourceClass.__table__
 CUSTOM_TRAITS = CustomTrait.__table__

@@ -1,12 +1,12 @@
 """From the host table to a :class:`~.problem.Problem`: each member
 shape through its profile's filters, once, on one view.
 
-The levels a policy may name are ``host``, ``zone`` (the availability
-zone) and every configured topology level (``[topology] levels``, see
-:mod:`gantt.scheduler.state.topology`). Hosts that are provider trees
-or take resources from a sharing provider are left out: a plan is one
-host per member, from that host's own inventory (not yet: nested
-allocations in a group plan).
+The levels a policy may name are ``host``, ``zone`` (the reported
+availability zone, as for server groups) and every configured topology
+level (``[topology] levels``, see :mod:`gantt.scheduler.state.topology`).
+Hosts that are provider trees or take resources from a sharing provider
+are left out: a plan is one host per member, from that host's own
+inventory (not yet: nested allocations in a group plan).
 """
 
 import dataclasses
@@ -19,6 +19,7 @@ from gantt.scheduler import claims as claims_mod
 from gantt.scheduler.groups import problem as problem_mod
 from gantt.scheduler.pipeline import cycle as cycle_mod
 from gantt.scheduler.pipeline import translate
+from gantt.scheduler.state import topology as topology_mod
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -35,14 +36,13 @@ def level_domains(view, level):
 
     :raises: InvalidRequest for a level this scheduler does not know
     """
-    if level == "zone":
-        return view.column("zone").astype(np.int64)
-    columns = view.table.topology
-    if level not in columns.levels:
+    levels = view.table.topology.levels
+    if level != topology_mod.ZONE and level not in levels:
         raise exception.InvalidRequest(
             reason="group: level %r is not known here (known: %s)" % (
-                level, ", ".join(("host", "zone") + tuple(columns.levels))))
-    return np.asarray(columns.domains(level, view.n), dtype=np.int64)
+                level, ", ".join(dict.fromkeys(
+                    (topology_mod.HOST, topology_mod.ZONE) + levels))))
+    return np.asarray(view.domains(level), dtype=np.int64)
 
 
 def read(view, routes, lookup, shapes, policies, *, objective,

@@ -45,11 +45,11 @@ def claim_rule(group_uuid, policies):
     affinity, anti-affinity and max-per, which failure domains check in
     the claim. Spread is the plan's to keep: a plan claimed whole is
     checked member by member, and a spread half-way through may be
-    skewed although the whole plan is not. (Zone-level rules are the
-    plan's too.)"""
+    skewed although the whole plan is not. At ``zone`` (the availability
+    zone, for the claim as for server groups) the same."""
     levels = tuple(p for p in policies
                    if p.rule in ("affinity", "anti-affinity", "max-per")
-                   and p.level not in (problem_mod.HOST, "zone"))
+                   and p.level != problem_mod.HOST)
     if any(p.rule == "affinity" and p.level == problem_mod.HOST
            for p in policies):
         return allocations.GroupClaim(group_uuid, "affinity", 1, levels)

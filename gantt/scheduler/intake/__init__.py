@@ -22,6 +22,7 @@ from oslo_utils import timeutils
 from gantt import exception
 from gantt.db import host_load
 from gantt.db import hosts as db_hosts
+from gantt.db import levels as db_levels
 from gantt.db import reports as db_reports
 from gantt.db import retire as db_retire
 from gantt.objects import provider as provider_obj
@@ -85,10 +86,18 @@ class StatsService:
         self._log_topology()
 
     def _log_topology(self):
-        """The levels in force, and the hosts whose location names a
-        level they do not have (the operator changed the levels)."""
-        LOG.info("Topology levels: %s", ",".join(self.topology.levels))
+        """The levels in force (recorded in the database: a change since
+        the last worker started is logged as one, old -> new), and the
+        hosts whose location names a level they do not have."""
+        levels = self.topology.levels[:-1]
         strays = self.cache.hosts_outside(self.topology)
+        before = db_levels.record(self.db, levels)
+        if before is not None and before != levels:
+            LOG.warning("Topology levels changed: %s -> %s; %d host(s) "
+                        "have a location naming a level no longer listed",
+                        ",".join(before) or "(none)",
+                        ",".join(levels) or "(none)", len(strays))
+        LOG.info("Topology levels: %s", ",".join(self.topology.levels))
         for host, location in strays[:20]:
             LOG.warning("Host %s is at %s: level(s) %s are not in "
                         "[topology] levels; policies there ignore it",

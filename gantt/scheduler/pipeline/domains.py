@@ -19,7 +19,8 @@ class Census(typing.NamedTuple):
 
     codes: np.ndarray      # per row its domain code, -1: unknown
     counts: np.ndarray     # per domain code its members
-    every: np.ndarray      # per domain code: some compute host is in it
+    floors: np.ndarray     # per row: the fewest members of a domain some
+                           # host of the row's kind is in (a spread's min)
 
     def members_at(self, rows=slice(None)):
         """Per row the members in its domain (0 where unknown)."""
@@ -52,10 +53,22 @@ def _census(view, group, level):
     counts = np.bincount(np.array(rows, dtype=np.int64),
                          weights=np.array(weights, dtype=np.float64),
                          minlength=size).astype(np.int64)
-    compute = view.column("kind") == view.table.kinds_index.get("compute")
-    every = np.zeros(len(counts), dtype=bool)
-    every[codes[compute & (codes >= 0)]] = True
-    return Census(codes, counts, every)
+    return Census(codes, counts, _floors(view.column("kind"), codes,
+                                         counts))
+
+
+def _floors(kinds, codes, counts):
+    """Per row the fewest members over the domains the hosts of its kind
+    are in: a volume service's spread counts the racks of volume
+    backends, not those of compute hosts (the claim's rule too)."""
+    located = (codes >= 0) & (kinds >= 0)
+    if not located.any():
+        return np.zeros(len(codes), dtype=np.int64)
+    every = np.zeros((int(kinds.max()) + 1, len(counts)), dtype=bool)
+    every[kinds[located], codes[located]] = True
+    fewest = np.where(every, counts, np.iinfo(np.int64).max).min(axis=1)
+    fewest[~every.any(axis=1)] = 0
+    return np.where(kinds >= 0, fewest[np.maximum(kinds, 0)], 0)
 
 
 def allowed(policy, found, rows=slice(None)):
@@ -72,8 +85,7 @@ def allowed(policy, found, rows=slice(None)):
         if len(occupied) == 0:
             return known
         return known & (codes == occupied[0]) & (len(occupied) == 1)
-    floor = found.counts[found.every].min() if found.every.any() else 0
-    return known & (here + 1 - floor <= policy.limit)
+    return known & (here + 1 - found.floors[rows] <= policy.limit)
 
 
 def why(policy, found, removed, level_name):

@@ -203,7 +203,7 @@ def _aggregate_location(table, row):
     by_uuid = table.aggregate_set.by_uuid
     names = {}
     for uuid, level in tagged:
-        if uuid in mine:
+        if uuid in mine and level != topology_mod.ZONE:
             name = by_uuid[uuid].name
             names[level] = min(names.get(level, name), name)
     return topology_mod.Location(tuple(sorted(names.items())))

@@ -272,7 +272,10 @@ class HostTable:
     def domains(self, level):
         """Domain codes at ``level`` for the live rows ``[0, n)``, -1 where
         a row's location does not name that level (see
-        :class:`~gantt.scheduler.state.topology.DomainColumns`)."""
+        :class:`~gantt.scheduler.state.topology.DomainColumns`); at
+        ``zone``, the reported availability zone's code."""
+        if level == topology_mod.ZONE:
+            return self.zone[:self.n]
         return self.topology.domains(level, self.n)
 
     def set_location(self, row, location):

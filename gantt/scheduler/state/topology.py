@@ -31,6 +31,11 @@ from gantt import exception
 
 #: the last level, implicit in every topology: each host its own domain
 HOST = "host"
+#: the availability zone: a level every hard policy may name, listed in
+#: ``[topology] levels`` or not (listing it places it for distance); a
+#: host's domain there is its reported ``availability_zone``, never a
+#: location's part nor a topology aggregate
+ZONE = "zone"
 #: ``[topology] levels``' default
 DEFAULT_LEVELS = ("datacenter", "room", "row", "rack")
 #: the aggregate metadata key that makes an aggregate a domain
@@ -142,6 +147,9 @@ class Topology:
         order; InvalidLocation otherwise."""
         ranks = []
         for level in location.levels():
+            if level == ZONE:
+                raise _invalid(str(location), "%r is the availability zone, "
+                               "reported as availability_zone" % ZONE)
             if level == HOST or level not in self._rank:
                 raise _invalid(str(location), "unknown level %r (levels: "
                                "%s)" % (level, ",".join(self.levels[:-1])))
@@ -158,7 +166,7 @@ class Topology:
     def unknown_levels(self, location):
         """The levels of ``location`` this topology does not have."""
         return [lvl for lvl in location.levels()
-                if lvl not in self._rank or lvl == HOST]
+                if lvl not in self._rank or lvl in (HOST, ZONE)]
 
     def distance(self, a, b, same_host=False):
         """How far apart two locations are: 0 on one host, else the number
@@ -203,7 +211,9 @@ def check_policy(topology, policy):
         raise exception.InvalidRequest(reason="unknown level policy rule "
                                        "%r (rules: %s)" % (
                                            policy.rule, ", ".join(RULES)))
-    topology.index(policy.level)
+    if policy.level != ZONE or not policy.is_hard:
+        # a soft rule's distance needs the level's place among the others
+        topology.index(policy.level)
     if policy.limit < 1:
         raise exception.InvalidRequest(
             reason="%s: the limit must be at least 1" % policy)
@@ -272,7 +282,7 @@ class DomainColumns:
         n = self._rows if n is None else n
         if level == HOST:
             return np.arange(n, dtype=np.int32)
-        column = self._codes.get(level)
+        column = None if level == ZONE else self._codes.get(level)
         if column is None:
             return np.full(n, -1, dtype=np.int32)
         return column[:n]

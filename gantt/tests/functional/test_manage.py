@@ -8,7 +8,11 @@ import pytest
 import sqlalchemy as sa
 
 from gantt import rpcapi
+from gantt.db import api as db_api
+from gantt.db import levels as db_levels
 from gantt.db import migration
+from gantt.db import reports
+from gantt.tests import factories
 from gantt.tests.functional import conftest
 
 BIN = os.path.dirname(sys.executable)
@@ -136,6 +140,33 @@ def test_upgrade_check_reminds_of_a_version_cap(tmp_path):
     code, text = _status(tmp_path, "[upgrade_levels]\nscheduler = one\n")
     assert code == 2, text
     assert "[upgrade_levels] scheduler:" in text
+
+
+def test_upgrade_check_warns_of_changed_levels_and_hosts_outside(tmp_path):
+    """Workers last started with row,rack; a host reports a shelf; this
+    configuration drops rack: the check says both, as a warning."""
+    _status(tmp_path)
+    _sync(tmp_path)
+    code, text = _status(tmp_path)
+    assert code == 0 and "Check: Topology levels Result: Success" in text
+    db = db_api.Database("sqlite:///%s" % (tmp_path / "g.sqlite"))
+    db_levels.record(db, ("row", "rack"))
+    for name, where in (("h1", "row=a/rack=r1"), ("h2", "row=a/shelf=s1"),
+                        ("h3", "row=a")):
+        reports.save_report(db, factories.compute_node_obj(name,
+                                                           location=where))
+    db.dispose()
+    code, text = _status(tmp_path, "[topology]\nlevels = row,rack\n")
+    assert code == 1, text
+    assert "Check: Topology levels Result: Warning" in text
+    assert "1 host(s) have a location naming a level not in" in text
+    assert "h2 at row=a/shelf=s1" in text
+    assert "last started" not in text
+    code, text = _status(tmp_path, "[topology]\nlevels = row\n")
+    assert code == 1, text
+    assert ("the workers last started with [topology] levels = row,rack, "
+            "this configuration says row") in text
+    assert "2 host(s) have a location" in text
 
 
 @pytest.mark.parametrize("cap,says", [

@@ -26,6 +26,7 @@ from gantt import exception
 from gantt import rpc
 from gantt import rpcapi
 from gantt.db import allocations
+from gantt.db import audit
 from gantt.objects import compute_node
 from gantt.objects import provider
 from gantt.objects import request_spec
@@ -236,6 +237,58 @@ def test_an_ha_router_over_zones_and_a_binding_added_later(services):
     with services.database.begin() as conn:
         hosts = allocations.group_hosts(conn, group.uuid)
     assert hosts == dict.fromkeys(zones, 1)
+
+
+def test_router_bindings_and_volumes_by_rack(services):
+    """L3 agents and volume backends report their racks. The example
+    profiles have no ServerGroupTopologyFilter: the claim alone keeps
+    the policies, refusing a second member in a rack (the worker tries
+    the next candidate). An HA router's bindings under anti-affinity at
+    rack take one agent per rack; the fourth fails to claim on every
+    agent. A volume group under max-per 2 at rack takes two volumes in
+    rack a01 and two in b01 (on its one backend), then none. The audit
+    finds no breach."""
+    racks = {"net-1": "a01", "net-2": "a01", "net-3": "a02", "net-4": "b01",
+             "vol-1": "a01", "vol-2": "a01", "vol-3": "b01"}
+    for name, rack in racks.items():
+        kind, rc = (("network", "CUSTOM_L3_ROUTER") if name[:3] == "net"
+                    else ("volume", "DISK_GB"))
+        _report(services, name, kind, {rc: 1000}, location="rack=" + rack)
+    services.wait_for_hosts(len(racks))
+
+    def group(rule, limit=1):
+        return request_spec.InstanceGroup(
+            uuid=str(uuid.uuid4()), policy="soft-affinity", level_policies=[
+                request_spec.GroupLevelPolicy(level="rack", rule=rule,
+                                              limit=limit)])
+
+    router = group("anti-affinity")
+    bindings = [_place(services, _spec({"CUSTOM_L3_ROUTER": 1}, "network",
+                                       instance_group=router))[0]
+                for _ in range(3)]
+    assert sorted(racks[b] for b in bindings) == ["a01", "a02", "b01"]
+    with pytest.raises(exception.NoValidHost) as refused:
+        _place(services, _spec({"CUSTOM_L3_ROUTER": 1}, "network",
+                               instance_group=router))
+    assert "0 of 7 hosts available" in str(refused.value)
+    assert "4 failed to claim" in str(refused.value), refused.value
+    with services.database.begin() as conn:
+        assert allocations.group_hosts(conn, router.uuid) == dict.fromkeys(
+            bindings, 1)
+
+    volumes = group("max-per", 2)
+
+    def volume():
+        return _place(services, _spec({"DISK_GB": 100}, "volume",
+                                      instance_group=volumes))[0]
+
+    placed = [volume() for _ in range(4)]
+    assert sorted(racks[v] for v in placed) == ["a01", "a01", "b01", "b01"]
+    with pytest.raises(exception.NoValidHost) as refused:
+        volume()
+    assert "3 failed to claim" in str(refused.value), refused.value
+    with services.database.begin() as conn:
+        assert audit.level_breaches(conn) == []
 
 
 def test_a_named_instance_full_and_a_bad_one(services):

@@ -99,6 +99,29 @@ def test_an_unknown_level_is_refused_on_both_sides(daemon):
         None)}
 
 
+def test_zone_is_the_availability_zone(daemon):
+    """Anti-affinity at zone, zone not among the configured levels: the
+    hosts' reported availability zones are the domains; a location
+    naming a zone is refused."""
+    zones = {"z0": "az1", "z1": "az1", "z2": "az2"}
+    for host, zone in zones.items():
+        f.cast_report(daemon.client, host, zone=zone)
+    daemon.wait_for_hosts(len(zones))
+    apart = _group(("zone", "anti-affinity", 1))
+    placed = _hosts(daemon.client.select_destinations(
+        None, f.request(instance_group=apart, num_instances=2), f.uuids(2)))
+    assert sorted(zones[h] for h in placed) == ["az1", "az2"]
+    with pytest.raises(exception.NoValidHost) as err:
+        daemon.client.select_destinations(
+            None, f.request(instance_group=apart), f.uuids(1))
+    assert "anti-affinity at zone" in str(err.value)
+    with pytest.raises(exception.InvalidLocation):
+        daemon.client.report_resource_stats(
+            None, f.compute_node_obj("z9", location="zone=az1"))
+    with daemon.database.engine.connect() as conn:
+        assert audit.level_breaches(conn) == []
+
+
 def test_claim_storm_with_rack_level_groups(daemon_factory, server_db):
     """Two workers, sixteen callers: four rack-anti-affine groups of ten
     members each, one member per call, on six racks. Each group gets

@@ -148,6 +148,31 @@ def test_two_workers_cannot_both_put_a_member_in_one_rack(sdb, monkeypatch):
         assert allocations.group_hosts(conn, GROUP) == {"h2": 1}
 
 
+@pytest.mark.parametrize("policy, before, members", [
+    # rack a01 holds one member: h1 and h2 race for its last place
+    (("rack", "max-per", 2), ((VM3, "h2"),), {"h2": 2}),
+    # four empty racks, skew 1: h1 and h2 race for rack a01's first place
+    (("rack", "spread", 1), (), {"h2": 1}),
+])
+def test_two_workers_cannot_both_take_a_racks_last_place(
+        sdb, monkeypatch, policy, before, members):
+    """VM1's claim on h1 reads the group and pauses before checking; VM2
+    takes rack a01's last place on h2 and commits. VM1's claim loses on
+    the group's generation; claimed again, it is refused."""
+    group = _group(policy)
+    for vm, host in before:
+        _claim(sdb, vm, host, group)
+    paused = test_moves.Paused(monkeypatch, domains, "check").start(
+        lambda: _claim(sdb, VM1, "h1", group))
+    _claim(sdb, VM2, "h2", group)
+    outcome = paused.finish()
+    assert isinstance(outcome.get("error"), exception.ClaimConflict), outcome
+    assert "break the %s policy" % (domains.LevelRule(*policy),) in _refused(
+        sdb, VM1, "h1", group)
+    with sdb.begin() as conn:
+        assert allocations.group_hosts(conn, GROUP) == members
+
+
 # -- the audit ----------------------------------------------------------------
 
 

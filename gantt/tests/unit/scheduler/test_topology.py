@@ -7,6 +7,7 @@ import pytest
 
 from gantt import exception
 from gantt import scheduler as scheduler_mod
+from gantt.db import levels as db_levels
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import compute_node
 from gantt.objects import provider as provider_obj
@@ -19,6 +20,7 @@ from gantt.tests import factories
 from gantt.tests.unit.scheduler import helpers
 
 LEVELS = topology.Topology(["datacenter", "room", "row", "rack"])
+ZONED = topology.Topology(("zone", "room", "row", "rack"))
 
 
 def test_host_is_the_last_implicit_level():
@@ -44,6 +46,7 @@ def test_a_location_reads_back_as_written():
     ("row=b/row=c", "out of order"),
     ("shelf=s1", "unknown level 'shelf'"),
     ("host=h1", "unknown level 'host'"),
+    ("zone=z1/row=b", "'zone' is the availability zone"),
     ("rack", "is not level=name"),
     ("rack=b 07", "is not a name"),
     ("rack=" + "x" * 65, "is not a name"),
@@ -51,9 +54,22 @@ def test_a_location_reads_back_as_written():
 ])
 def test_a_bad_location_is_refused_with_the_reason(text, why):
     with pytest.raises(exception.InvalidLocation) as err:
-        LEVELS.parse(text)
+        ZONED.parse(text)
     assert why in str(err.value)
     assert isinstance(err.value, exception.InvalidRequest)
+
+
+@pytest.mark.parametrize("levels", [LEVELS, ZONED])
+def test_zone_takes_hard_policies_listed_or_not_soft_ones_if_listed(levels):
+    for rule in topology.HARD_RULES:
+        assert topology.check_policy(levels, topology.LevelPolicy(
+            "zone", rule)).level == "zone"
+    soft = topology.LevelPolicy("zone", "soft-affinity")
+    if "zone" in levels.levels:
+        assert topology.check_policy(levels, soft) is soft
+    else:
+        with pytest.raises(exception.UnknownLevel):
+            topology.check_policy(levels, soft)
 
 
 def test_the_report_wins_and_aggregates_fill_the_missing_levels():
@@ -196,19 +212,35 @@ def test_explain_shows_each_candidates_distance_to_the_group(scheduler):
         for h in rows if h != member}
 
 
+def _start(conf, db, caplog):
+    """A worker started on ``db``: what it logged of the topology."""
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="gantt.scheduler.intake"):
+        scheduler_mod.build(conf, db).stats.load_cache()
+    return caplog.text
+
+
 def test_a_worker_logs_its_levels_and_the_hosts_outside_them(
         scheduler, conf, sqlite_db, caplog):
     factories.report(scheduler, "h1", location="row=a/rack=a1")
     factories.report(scheduler, "h2", location="row=a")
+    first = _start(conf, sqlite_db, caplog)
+    assert "Topology levels: datacenter,room,row,rack,host" in first
+    assert "changed" not in first and "Host h1" not in first
     # the operator drops the rack level; a worker starts on the same data
     conf.set_override("levels", ["datacenter", "room", "row"], "topology")
-    restarted = scheduler_mod.build(conf, sqlite_db)
-    with caplog.at_level(logging.INFO, logger="gantt.scheduler.intake"):
-        restarted.stats.load_cache()
-    assert "Topology levels: datacenter,room,row,host" in caplog.text
+    text = _start(conf, sqlite_db, caplog)
+    assert ("Topology levels changed: datacenter,room,row,rack -> "
+            "datacenter,room,row; 1 host(s) have a location naming a level "
+            "no longer listed") in text
+    assert "Topology levels: datacenter,room,row,host" in text
     assert ("Host h1 is at row=a/rack=a1: level(s) rack are not in "
-            "[topology] levels") in caplog.text
-    assert "Host h2" not in caplog.text
+            "[topology] levels") in text
+    assert "Host h2" not in text
+    # the next worker with the same levels: no change to report
+    assert "changed" not in _start(conf, sqlite_db, caplog)
+    with sqlite_db.begin() as conn:
+        assert db_levels.recorded(conn) == ("datacenter", "room", "row")
 
 
 def test_a_provider_of_any_kind_has_a_location(scheduler):

@@ -9,9 +9,12 @@ from gantt import exception
 from gantt.db import allocations
 from gantt.db import models
 from gantt.db import reservations
+from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import group as group_obj
 from gantt.objects import request_spec as request_spec_obj
 from gantt.rpcapi import validate
+from gantt.scheduler.groups import problem
+from gantt.scheduler.groups import service
 from gantt.tests import factories
 from gantt.tests.unit.scheduler import service_helpers as h
 
@@ -212,6 +215,31 @@ def test_rack_anti_affinity_is_kept_in_plan_and_claim(racks):
     with pytest.raises(exception.NoValidHost, match="anti-affinity at rack"):
         racks.groups.extend(group_request(
             count=1, policies=(("rack", "anti-affinity", 1),)))
+
+
+@pytest.fixture
+def zones(scheduler):
+    """az1 holds the two roomiest hosts; a topology aggregate naming a
+    "zone" is no zone (the availability zone is the reported one)."""
+    for name, size, zone in (("a1", 8, "az1"), ("a2", 8, "az1"),
+                             ("b1", 2, "az2")):
+        h.sized(scheduler, name, size, zone=zone)
+    scheduler.operator.set_aggregate(aggregate_obj.Aggregate(
+        uuid=factories.host_uuid("agg-zone"), name="fake", hosts=["a1"],
+        metadata={"topology_level": "zone"}))
+    return scheduler
+
+
+def test_zone_anti_affinity_is_the_availability_zone_in_plan_and_claim(
+        zones):
+    policies = (("zone", "anti-affinity", 1),)
+    assert [str(p) for p in service.claim_rule(GROUP, [
+        problem.Policy("zone", "anti-affinity", 1)]).levels] == [
+            "anti-affinity at zone"]
+    plan = zones.groups.reserve(group_request(count=2, policies=policies))
+    assert sorted(hosts_of(plan))[1] == "b1"
+    with pytest.raises(exception.NoValidHost, match="anti-affinity at zone"):
+        zones.groups.extend(group_request(count=1, policies=policies))
 
 
 def test_a_member_asking_for_other_resources_than_its_slot_is_refused(fleet):
