@@ -3,7 +3,7 @@ locations outside a list of levels.
 
 Changing ``[topology] levels`` is an operator's act: every worker writes
 the levels it starts with into the one row of ``topology_levels``
-(migration 0013) and gets back the ones written before, so that it can
+(migration 0014) and gets back the ones written before, so that it can
 say "levels changed: old -> new". ``gantt-status upgrade check`` reads
 the same row and the stored locations (:func:`locations`).
 

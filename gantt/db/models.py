@@ -292,7 +292,7 @@ class GroupPlanRow(Base):
 
 class TopologyLevels(Base):
     """The ``[topology] levels`` the last worker started with (one row,
-    ``id`` 1; migration 0013): a worker starting with others logs the
+    ``id`` 1; migration 0014): a worker starting with others logs the
     change (:mod:`gantt.db.levels`)."""
 
     __tablename__ = "topology_levels"

@@ -1,16 +1,16 @@
 """The topology levels the workers last started with: one row, so that a
 worker starting with other ``[topology] levels`` says what changed.
 
-Revision ID: 0013
-Revises: 0012
+Revision ID: 0014
+Revises: 0013
 Create Date: 2026-11-29
 """
 
 from alembic import op
 import sqlalchemy as sa
 
-revision = "0013"
-down_revision = "0012"
+revision = "0014"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 
