@@ -258,7 +258,7 @@ class Context:
     def __init__(self, view, request, judge):
         self.view, self.judge = view, judge
         self.table = view.table
-        self.pools = view.memo(("pools",), lambda: pools.columns(view))
+        self.pools = pools.columns(view)
         self.request = functions.request_families(request)
         self._constants, self._fields = {}, {}
 
