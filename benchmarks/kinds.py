@@ -68,7 +68,15 @@ ROUTER = "CUSTOM_L3_ROUTER"
 def profiles_conf():
     """``engine.py``'s configuration with the profiles of services.conf
     (the volume profile weighing goodness too)."""
-    conf = gantt_env.make_conf()
+    conf = services_profiles(gantt_env.make_conf())
+    conf.set_override("enabled_weighers",
+                      ["CapacityWeigher", "GoodnessWeigher"],
+                      "profile:volume")
+    return conf
+
+
+def services_profiles(conf):
+    """``conf`` with the profiles of doc/examples/services.conf."""
     parser = configparser.ConfigParser()
     parser.read(SERVICES_CONF)
     conf.set_override("profiles", parser["scheduler"]["profiles"].split(","),
@@ -78,9 +86,6 @@ def profiles_conf():
         if section.startswith("profile:"):
             for option, value in parser[section].items():
                 conf.set_override(option, value.split(","), section)
-    conf.set_override("enabled_weighers",
-                      ["CapacityWeigher", "GoodnessWeigher"],
-                      "profile:volume")
     return conf
 
 
