@@ -288,7 +288,7 @@ class Context:
         ``rows``."""
         kinds, numbers = var.kinds[keep], var.numbers[keep]
         source, ident = var.source[keep], var.codes[keep].astype(np.int64)
-        strings = var.strings[keep]
+        strings, rows = var.strings[keep], rows[keep]
         if var.field is not None:
             dyn = np.flatnonzero(source == _NUMBER)
             if len(dyn):
