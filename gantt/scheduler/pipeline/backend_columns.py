@@ -64,9 +64,12 @@ class _Var(typing.NamedTuple):
     kinds: np.ndarray       # kind codes of the _VALUE rows
     numbers: np.ndarray     # their numbers (b, i, f)
     strings: np.ndarray     # their strings (object)
-    codes: np.ndarray       # their distinct-value code
+    codes: np.ndarray       # their distinct-value code (int64)
     field: str | None       # the Pools field of the _NUMBER rows
     boolean: bool           # that field is read as a bool
+    # every row a _VALUE, or every row a _NUMBER (no mix to resolve)
+    values_only: bool
+    numbers_only: bool
 
 
 class _Text(typing.NamedTuple):
@@ -180,7 +183,9 @@ def _var_of(source, mine, lut, field, boolean):
     strings = np.empty(len(lut), dtype=object)
     strings[:] = [s for *_kx, s in lut]
     return _Var(source, table[mine, 0].astype(np.uint8), table[mine, 1],
-                strings[mine], mine, field, boolean)
+                strings[mine], mine.astype(np.int64), field, boolean,
+                bool((source == _VALUE).all()),
+                bool((source == _NUMBER).all()))
 
 
 def _default(family, key):
@@ -286,17 +291,34 @@ class Context:
     def backend(self, var, rows, keep):
         """The :class:`_Data` of ``var`` at ``keep`` (its positions) of
         ``rows``."""
+        whole = len(keep) == len(rows)
+        source = var.source if whole else var.source[keep]
+        rows = rows if whole else rows[keep]
+        if var.values_only:             # read only: no copy needed
+            if whole:
+                return _Data(var.kinds, var.numbers, var.strings, source,
+                             var.codes)
+            return _Data(var.kinds[keep], var.numbers[keep],
+                         var.strings[keep], source, var.codes[keep])
+        if var.numbers_only:
+            x = self._numbers(var, rows)
+            kinds, numbers = coerce_numbers(x)
+            return _Data(kinds, numbers, var.strings if whole else
+                         var.strings[keep], source, x.view(np.int64))
+        return self._mixed(var, rows, keep, source)
+
+    def _numbers(self, var, rows):
+        x = self.field(var.field)[rows]
+        return (x != 0).astype(float) if var.boolean else x
+
+    def _mixed(self, var, rows, keep, source):
         kinds, numbers = var.kinds[keep], var.numbers[keep]
-        source, ident = var.source[keep], var.codes[keep].astype(np.int64)
-        strings, rows = var.strings[keep], rows[keep]
-        if var.field is not None:
-            dyn = np.flatnonzero(source == _NUMBER)
-            if len(dyn):
-                x = self.field(var.field)[rows[dyn]]
-                if var.boolean:
-                    x = (x != 0).astype(float)
-                kinds[dyn], numbers[dyn] = coerce_numbers(x)
-                ident[dyn] = x.view(np.int64)
+        strings, ident = var.strings[keep], var.codes[keep]
+        dyn = np.flatnonzero(source == _NUMBER)
+        if len(dyn):
+            x = self._numbers(var, rows[dyn])
+            kinds[dyn], numbers[dyn] = coerce_numbers(x)
+            ident[dyn] = x.view(np.int64)
         for i in np.flatnonzero(source == _HOST):
             kinds[i], numbers[i], strings[i] = _coerced(
                 self.table.hosts[rows[i]])
