@@ -28,6 +28,7 @@ MODULES = (
     "gantt.scheduler.pipeline.pools",
     "gantt.scheduler.pipeline.backend_functions",
     "gantt.scheduler.pipeline.backend_columns",
+    "gantt.scheduler.pipeline.backend_sources",
     "gantt.scheduler.pipeline.expressions",
     "gantt.scheduler.pipeline.expressions_vec",
     "gantt.scheduler.claims",
