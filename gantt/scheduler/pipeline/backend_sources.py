@@ -96,7 +96,8 @@ class _Static:
     """What the capabilities decide, for one version of them."""
 
     def __init__(self, table, n):
-        self.columns = table.capability_columns
+        # NOTE: a proxy: the kept parts must not keep their key alive
+        self.columns = weakref.proxy(table.capability_columns)
         self.n = n
         self._texts, self._vars = {}, {}
 
