@@ -3,10 +3,13 @@
 A container service (Magnum) places a fixed, seeded workload of
 containers one request at a time through Gantt's real engine in-process
 (``Placer.select_destinations``: filters, weighers, the claim in a SQLite
-database). When Gantt answers ``ProvidersFull`` the service "creates an
-instance": a new container host reports, and the container is asked for
-again. Printed per picking mode (``sequential``, and the default spread
-for comparison):
+database), as the service would: each container host is a provider of
+kind ``container`` (linked to its instance) and each container a
+flavorless request of the ``container`` profile of
+``doc/examples/services.conf``. When Gantt answers ``ProvidersFull`` the
+service "creates an instance": a new container host reports, and the
+container is asked for again. Printed per picking mode (``sequential``,
+and the default spread for comparison):
 
 * **instances**: container hosts created for the arrivals;
 * **bound**: the bin-packing lower bound on the instances any placement
@@ -34,12 +37,14 @@ import time
 import uuid
 
 import gantt_env
+import kinds
 import numpy as np
-import packing
 from scipy import optimize
 
 from gantt import exception
+from gantt import scheduler as scheduler_mod
 from gantt.objects import compute_node as cn_obj
+from gantt.objects import provider as provider_obj
 from gantt.objects import request_spec as rs_obj
 
 #: a container host: a Nova instance of 16 VCPU and 32 GiB
@@ -144,32 +149,34 @@ def lower_bound(containers, upper, seconds):
 
 
 def conf_for(mode, url):
-    conf = gantt_env.make_conf(**{"database.connection": url})
+    """A worker's configuration: the profiles of services.conf."""
+    conf = kinds.services_profiles(
+        gantt_env.make_conf(**{"database.connection": url}))
     # as a worker deployed for many schedulers would: random among three
     conf.set_override("host_subset_size", 3, "filter_scheduler")
     return conf
 
 
 def _host(index):
+    """The container host of instance ``index``: a provider of kind
+    ``container`` linked to its instance."""
     name = "instance-%04d" % index
-    return cn_obj.ComputeNode(
-        uuid=str(uuid.UUID(int=index + 1)), host=name, nodename=name,
-        cell_uuid=gantt_env.CELL_UUID, availability_zone=None,
-        disabled=False, traits=[], aggregates=[], num_instances=0,
-        num_io_ops=0, capabilities={}, report_sequence=1,
-        stats={"instance_uuid": str(uuid.UUID(int=index + 1000000))},
-        inventories=[cn_obj.Inventory(resource_class=rc, total=total)
-                     for rc, total in HOST.items()])
+    return provider_obj.ProviderReport(
+        provider=provider_obj.ResourceProvider(
+            uuid=str(uuid.UUID(int=index + 1)), name=name, inventories=[
+                cn_obj.Inventory(resource_class=rc, total=total)
+                for rc, total in HOST.items()]),
+        report_sequence=1, kind="container", service="magnum",
+        instance_uuid=str(uuid.UUID(int=index + 1000000)))
 
 
 def _spec(container, mode):
+    """A flavorless request of the container profile."""
     hints = {"fill": ["sequential"]} if mode == "sequential" else {}
     return rs_obj.RequestSpec(
         project_id="magnum", user_id="magnum", num_instances=1,
-        scheduler_hints=hints,
-        flavor=rs_obj.Flavor(name=container.name, vcpus=container.vcpus,
-                             memory_mb=container.memory_mb, root_gb=0,
-                             ephemeral_gb=0, swap=0, extra_specs={}))
+        scheduler_hints=hints, flavor=None, profile="container",
+        request_groups=[rs_obj.RequestGroup(resources=container.amounts)])
 
 
 class Service:
@@ -181,16 +188,15 @@ class Service:
         self.mode = mode
         self.instances = 0
         self.placed = {}           # consumer uuid -> (container, host)
-        # without a hint (nor provider kinds, which come with profiles) a
-        # request is not known to be a container's: plain NoValidHost
-        self.full = (exception.ProvidersFull if mode == "sequential"
-                     else exception.NoValidHost)
+        # a request of the container profile is a container's, hint or
+        # not: when every instance is full, the answer is ProvidersFull
+        self.full = exception.ProvidersFull
         # a cluster starts with one instance: with none, no host passes
         # the rules and the answer is NoValidHost, not ProvidersFull
         self.create_instance()
 
     def create_instance(self):
-        self.mgr.stats.update_resource_stats(_host(self.instances))
+        self.mgr.stats.update_provider(_host(self.instances))
         self.instances += 1
 
     def place(self, container):
@@ -225,14 +231,17 @@ class Run:
 
 @contextlib.contextmanager
 def _worker(mode):
-    """A worker Scheduler on a throw-away SQLite database (packing.py's
-    engine: fixed clock and random source)."""
+    """A worker Scheduler on a throw-away SQLite database (a fixed random
+    source)."""
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
     with tempfile.TemporaryDirectory(prefix="gantt-ctr-", dir=shm) as tmp:
         url = "sqlite:///%s/gantt.sqlite" % tmp
         db = gantt_env.gantt_database(url)
         try:
-            yield packing.scheduler(conf_for(mode, url), db)
+            mgr = scheduler_mod.build(conf_for(mode, url), db,
+                                      rng=random.Random(1))
+            mgr.stats.load_cache()
+            yield mgr
         finally:
             db.dispose()
 

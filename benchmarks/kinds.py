@@ -27,7 +27,9 @@ L3 agents, or N container hosts):
   linked to its instance), a 1 VCPU / 1 GiB container filling
   sequentially, then one naming an instance.
 
-The last column is the ratio to the compute decision of the same run.
+Each ``x comp.`` column is the ratio to the compute decision of the same
+run: of the median wall time, then of the median process CPU time (which
+the other processes of a loaded machine inflate less).
 
     python benchmarks/kinds.py [--size 10000] [--seconds 3]
 """
@@ -66,7 +68,15 @@ ROUTER = "CUSTOM_L3_ROUTER"
 def profiles_conf():
     """``engine.py``'s configuration with the profiles of services.conf
     (the volume profile weighing goodness too)."""
-    conf = gantt_env.make_conf()
+    conf = services_profiles(gantt_env.make_conf())
+    conf.set_override("enabled_weighers",
+                      ["CapacityWeigher", "GoodnessWeigher"],
+                      "profile:volume")
+    return conf
+
+
+def services_profiles(conf):
+    """``conf`` with the profiles of doc/examples/services.conf."""
     parser = configparser.ConfigParser()
     parser.read(SERVICES_CONF)
     conf.set_override("profiles", parser["scheduler"]["profiles"].split(","),
@@ -76,9 +86,6 @@ def profiles_conf():
         if section.startswith("profile:"):
             for option, value in parser[section].items():
                 conf.set_override(option, value.split(","), section)
-    conf.set_override("enabled_weighers",
-                      ["CapacityWeigher", "GoodnessWeigher"],
-                      "profile:volume")
     return conf
 
 
@@ -200,13 +207,14 @@ class _Lookup:
 
 
 def time_decisions(routes, cache, spec, lookup, seconds):
-    """Median and p95 wall milliseconds of one decision, and the host."""
+    """Median and p95 wall milliseconds of one decision, its median
+    process CPU milliseconds, and the host."""
     count = spec.num_instances
     request = translate.from_spec(
         spec, [str(uuid.UUID(int=7 + k)) for k in range(count)], lookup,
         routes.profiles)
     route = routes.for_request(request)
-    times = []
+    times, cpu = [], []
     host = None
     started_all = time.perf_counter()
     while len(times) < 5 or (time.perf_counter() - started_all
@@ -215,14 +223,15 @@ def time_decisions(routes, cache, spec, lookup, seconds):
         view = host_view.HostView(cache.table, NOW, 60)
         cycle = cycle_mod.CycleState(request, view)
         route.pipeline.candidates(cycle)
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         ranking = route.pipeline.rank(cycle)
         row, _weight = route.picker.pick(ranking.weighing, cycle)
         times.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - cpu_started)
         host = view.hosts[row]
     times = np.array(times) * 1000
     return (statistics.median(times), float(np.percentile(times, 95)),
-            host)
+            statistics.median(cpu) * 1000, host)
 
 
 def rows(n, rng):
@@ -258,16 +267,18 @@ def main(argv=None):
                                 rng=random.Random(engine.SEED))
     print("decision time (filters, weighers, pick; no claim) at %d "
           "providers of each kind; %s" % (args.size, engine.machine()))
-    print("%-24s %10s %10s %8s  %s" % ("profile: request", "median ms",
-                                       "p95 ms", "x comp.", "host"))
-    compute_median = None
+    print("%-24s %10s %10s %8s %8s %8s  %s" % (
+        "profile: request", "median ms", "p95 ms", "x comp.", "CPU ms",
+        "x comp.", "host"))
+    first = None
     for name, cache, spec, lookup in rows(args.size,
                                           random.Random(engine.SEED)):
-        median, p95, host = time_decisions(routes, cache, spec, lookup,
-                                           args.seconds)
-        compute_median = compute_median or median
-        print("%-24s %10.2f %10.2f %8.2f  %s" % (
-            name, median, p95, median / compute_median, host))
+        median, p95, cpu, host = time_decisions(routes, cache, spec, lookup,
+                                                args.seconds)
+        first = first or (median, cpu)
+        print("%-24s %10.2f %10.2f %8.2f %8.2f %8.2f  %s" % (
+            name, median, p95, median / first[0], cpu, cpu / first[1],
+            host))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,10 @@ MODULES = (
     "gantt.scheduler.pipeline.containers",
     "gantt.scheduler.pipeline.pools",
     "gantt.scheduler.pipeline.backend_functions",
+    "gantt.scheduler.pipeline.backend_columns",
+    "gantt.scheduler.pipeline.backend_sources",
     "gantt.scheduler.pipeline.expressions",
+    "gantt.scheduler.pipeline.expressions_vec",
     "gantt.scheduler.claims",
 )
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -1,193 +1,264 @@
 """Backend functions over many backends at once.
 
-:func:`outcomes` gives, for the backends sharing one function text, the
-same outcomes as :func:`.backend_functions.run` one backend at a time:
-the text is parsed once, the backends are grouped by the storage
-protocol spellings they are evaluated with and by the type of each
-variable the function reads, and each group is evaluated with numpy
-columns (:mod:`.expressions_vec`). A backend whose value the columns
-cannot give exactly (an error, a mix of types, a tree the columns do
-not handle) is evaluated one by one with :mod:`.expressions`, so every
-result is the per-backend one.
+:func:`judged` gives, for the backends sharing one function text, the
+same outcomes as :func:`.backend_functions.run` one backend at a time,
+already judged (DriverFilter's verdict, GoodnessWeigher's rating, or the
+value itself, :class:`ValueJudge`): each variable the text reads becomes
+a numpy column and the text is evaluated over them
+(:mod:`.expressions_vec`).
+
+What the capabilities decide (which rows report which text, and where
+each variable's value comes from) is kept per version of the host
+table's capability columns (:mod:`.backend_sources`); a request only
+gathers the :func:`.pools.columns` numbers its texts read, which usage
+changes, and evaluates.
+
+A backend whose value the columns cannot give exactly (an error such as
+a division by zero or a missing variable, a mix of types, a tree the
+columns do not handle) is evaluated with :mod:`.expressions`, once per
+distinct set of values it reads (rows are told apart by the values'
+codes, not by reading them again), so every result is the per-backend
+one.
 """
+
+import typing
 
 import numpy as np
 
 from gantt.scheduler.pipeline import backend_functions as functions
+from gantt.scheduler.pipeline import backend_sources as sources
 from gantt.scheduler.pipeline import expressions
 from gantt.scheduler.pipeline import expressions_vec as vec
 from gantt.scheduler.pipeline import pools
 
-_BACKEND = frozenset(("stats", "capabilities"))
-#: the numbers of both families: the Pools field each comes from
-_NUMBERS = {"total_capacity_gb": "total", "free_capacity_gb": "free",
-            "allocated_capacity_gb": "provisioned",
-            "reserved_percentage": "reserved_percent"}
-_SPECIAL = frozenset(("total_capacity_gb", "free_capacity_gb"))
-#: the other stats, with their value when the backend does not report
-#: them (``host`` is the row's host name)
-_STATS = {"host": None, "updated": None, "volume_backend_name": None,
-          "vendor_name": None, "driver_version": 0,
-          "storage_protocol": None, "QoS_support": False}
-#: capabilities given when the backend does not report them
-_EXTRA_CAPABILITIES = {"provisioned_capacity_gb": ("provisioned", float),
-                       "max_over_subscription_ratio": ("ratio", float),
-                       "thin_provisioning_support": ("thin", bool)}
+
+class _Data(typing.NamedTuple):
+    """One variable over the rows being evaluated, for one request."""
+
+    kinds: np.ndarray
+    numbers: np.ndarray
+    strings: np.ndarray
+    source: np.ndarray
+    ident: np.ndarray       # with source: tells distinct values apart
 
 
-class Rows:
-    """The rows of a view being evaluated for one request: their
-    variables, read once each."""
+def coerce_numbers(x):
+    """``(kind codes, numbers)`` of Python floats ``x`` read as
+    :func:`.expressions._coerce` reads each: an int when finite (and
+    within :data:`.expressions_vec.SAFE_INT`, else no column value), NaN
+    a float, an infinity an error."""
+    with np.errstate(invalid="ignore"):
+        whole = np.trunc(x)
+        nan = np.isnan(x)
+        bad = np.isinf(x) | (np.abs(whole) >= vec.SAFE_INT)
+    kinds = np.ones(len(x), dtype=np.uint8)
+    kinds[nan] = 2
+    kinds[bad] = sources.E
+    return kinds, np.where(nan | bad, np.where(nan, x, 0.0), whole)
 
-    def __init__(self, table, numbers, request):
-        self.table, self.numbers = table, numbers
+
+class Context:
+    """One request's evaluation of one function key over a view."""
+
+    def __init__(self, view, request, judge):
+        self.view, self.judge = view, judge
+        self.table = view.table
+        self.pools = pools.columns(view)
         self.request = functions.request_families(request)
-        self._backend, self._lists, self._alike = {}, {}, {}
+        self._constants, self._fields = {}, {}
 
-    def caps(self, row):
-        return self.table.capabilities[row] or {}
-
-    def families(self, row, spelling):
-        key = (row, spelling)
-        found = self._backend.get(key)
+    def field(self, name):
+        found = self._fields.get(name)
         if found is None:
-            caps = self.caps(row)
-            if spelling is not None:
-                caps = dict(caps, storage_protocol=spelling)
-            pool = pools.Pools(*(np.asarray(field)[row]
-                                 for field in self.numbers))
-            found = self._backend[key] = dict(functions.backend_families(
-                self.table.hosts[row], caps, pool), **self.request)
+            found = self._fields[name] = np.asarray(
+                getattr(self.pools, name), dtype=float)
         return found
 
-    def value(self, name, row, spelling):
-        """The raw value of the variable ``name`` (as in
-        :func:`.backend_functions.variables`); KeyError when missing."""
-        family, key = name
-        if family not in _BACKEND:
-            return self.request[family][key]
-        caps = self.caps(row)
-        if key == "storage_protocol" and spelling is not None:
-            caps = {"storage_protocol": spelling}
-        if family == "capabilities" and key in caps:
-            return caps[key]
-        if key in _NUMBERS:
-            return self._number(key, caps, row)
-        if family == "stats":
-            return self._stat(key, caps, row)
-        return self._capability(key, row)
-
-    def _number(self, key, caps, row):
-        reported = caps.get(key)
-        if key in _SPECIAL and pools.special(reported):
-            return reported
-        return float(self._column(_NUMBERS[key])[row])
-
-    def _stat(self, key, caps, row):
-        if key not in _STATS:
-            raise KeyError(key)
-        if key == "host":
-            return self.table.hosts[row]
-        if key == "updated":
-            return None
-        return caps.get(key, _STATS[key])
-
-    def _capability(self, key, row):
-        if key not in _EXTRA_CAPABILITIES:
-            raise KeyError(key)
-        field, convert = _EXTRA_CAPABILITIES[key]
-        return convert(self._column(field)[row])
-
-    def _column(self, field):
-        found = self._lists.get(field)
+    def constant(self, name, n):
+        found = self._constants.get(name)
         if found is None:
-            found = self._lists[field] = np.asarray(
-                getattr(self.numbers, field)).tolist()
-        return found
+            family, key = name
+            try:
+                raw = self.request[family][key]
+            except (KeyError, TypeError):
+                raw = None
+            found = self._constants[name] = sources.coerced(raw)
+        kind, number, string = found
+        return _Data(np.full(n, kind, dtype=np.uint8), np.full(n, number),
+                     np.full(n, string, dtype=object),
+                     np.zeros(n, dtype=np.uint8), np.zeros(n, np.int64))
 
-    def alike(self, tree, row, spelling, raw):
-        """:meth:`scalar`, once per tree, spelling and values read
-        (``raw``, hashable)."""
-        key = (id(tree), spelling, raw)
-        found = self._alike.get(key, self._alike)
-        if found is self._alike:
-            found = self._alike[key] = self.scalar(tree, row, spelling)
-        return found
+    def backend(self, var, rows, keep):
+        """The :class:`_Data` of ``var`` at ``keep`` (its positions) of
+        ``rows``."""
+        whole = len(keep) == len(rows)
+        source = var.source if whole else var.source[keep]
+        rows = rows if whole else rows[keep]
+        if var.values_only:             # read only: no copy needed
+            if whole:
+                return _Data(var.kinds, var.numbers, var.strings, source,
+                             var.codes)
+            return _Data(var.kinds[keep], var.numbers[keep],
+                         var.strings[keep], source, var.codes[keep])
+        if var.numbers_only:
+            x = self._numbers(var, rows)
+            kinds, numbers = coerce_numbers(x)
+            return _Data(kinds, numbers, var.strings if whole else
+                         var.strings[keep], source, x.view(np.int64))
+        return self._mixed(var, rows, keep, source)
+
+    def _numbers(self, var, rows):
+        x = self.field(var.field)[rows]
+        return (x != 0).astype(float) if var.boolean else x
+
+    def _mixed(self, var, rows, keep, source):
+        kinds, numbers = var.kinds[keep], var.numbers[keep]
+        strings, ident = var.strings[keep], var.codes[keep]
+        dyn = np.flatnonzero(source == sources.NUMBER)
+        if len(dyn):
+            x = self._numbers(var, rows[dyn])
+            kinds[dyn], numbers[dyn] = coerce_numbers(x)
+            ident[dyn] = x.view(np.int64)
+        for i in np.flatnonzero(source == sources.HOST):
+            kinds[i], numbers[i], strings[i] = sources.coerced(
+                self.table.hosts[rows[i]])
+            ident[i] = rows[i]
+        return _Data(kinds, numbers, strings, source, ident)
 
     def scalar(self, tree, row, spelling):
+        """The per-backend value (or ExpressionError) of ``row``."""
+        caps = self.table.capabilities[row] or {}
+        if spelling is not None:
+            caps = dict(caps, storage_protocol=spelling)
+        pool = pools.Pools(*(np.asarray(field)[row]
+                             for field in self.pools))
+        families = dict(functions.backend_families(
+            self.table.hosts[row], caps, pool), **self.request)
         try:
-            return expressions.evaluate(tree, self.families(row, spelling))
+            return expressions.evaluate(tree, families)
         except expressions.ExpressionError as exc:
             return exc
 
 
-def outcomes(text, tree_or_error, rows, context):
-    """``{row: outcomes}`` of the function ``text`` for ``rows`` (a
-    :class:`Rows`)."""
-    tree, error = tree_or_error
-    if error is not None:
-        return {row: [(True, error)] for row in rows}
-    by_variants = {}
-    for row in rows:
-        variants = (functions.protocol_variants(
-            context.caps(row).get("storage_protocol"))
-            if "storage_protocol" in text else None)
-        by_variants.setdefault(variants, []).append(row)
-    out = {}
-    for variants, group in by_variants.items():
-        each = [_values(tree, group, spelling, context)
-                for spelling in (variants or (None,))]
-        for row in group:
-            out[row] = [(True, values[row]) for values in each]
+def judged(view, request, key, wanted, judge):
+    """``(rows, [values per protocol spelling])`` of each group of the
+    rows reporting the function ``key`` (and ``wanted``, a boolean mask
+    over the view, unless None): ``judge``'s reading of each backend's
+    outcome (see :class:`ValueJudge`)."""
+    context = None
+    for text in sources.static(view).texts(key):
+        for rows, spellings in text.variants:
+            keep = (np.arange(len(rows)) if wanted is None
+                    else np.flatnonzero(wanted[rows]))
+            if not len(keep):
+                continue
+            context = context or Context(view, request, judge)
+            yield rows[keep], [_values(context, text, rows, keep, s)
+                               for s in spellings]
+
+
+def _values(context, text, rows, keep, spelling):
+    judge, n = context.judge, len(keep)
+    tree, error = text.parsed
+    if error is not None or not text.backend:
+        value = error if error is not None else context.scalar(
+            tree, rows[keep[0]], spelling)
+        out = np.empty(n, dtype=judge.dtype)
+        out[:] = [judge.scalar(value)] * n
+        return out
+    static_parts = sources.static(context.view)
+    data = [context.backend(static_parts.var(name, rows, spelling), rows,
+                            keep)
+            if name[0] in sources.BACKEND else context.constant(name, n)
+            for name in text.reads]
+    combo = np.zeros(n, dtype=np.int64)
+    for one in data:
+        combo = combo * len(sources.KINDS) + one.kinds
+    out = np.zeros(n, dtype=judge.dtype)
+    at = rows[keep]
+    for kinds in _kind_groups(combo, len(data)):
+        index = (np.arange(n) if len(kinds[1]) == n else kinds[1])
+        _evaluate(context, tree, text.reads, kinds[0], data, index, at,
+                  spelling, out)
     return out
 
 
-def _values(tree, rows, spelling, context):
-    """``{row: value or ExpressionError}`` of ``tree``."""
-    reads = sorted(vec.variables_of(tree))
-    if not any(name.split(".")[0] in _BACKEND for name in reads):
-        # the request's variables only: one value for every backend
-        value = context.scalar(tree, rows[0], spelling)
-        return dict.fromkeys(rows, value)
-    groups, split = {}, [tuple(name.split(".")) for name in reads]
-    for row in rows:
-        read = [_read(context, name, row, spelling) for name in split]
-        kinds = tuple(vec.kind_of(value) if ok else "e"
-                      for ok, value, _raw in read)
-        groups.setdefault(kinds, []).append(
-            (row, [v for _, v, _raw in read], tuple(r for *_, r in read)))
-    out = {}
-    for kinds, members in groups.items():
-        out.update(_group(tree, reads, kinds, members, spelling, context))
+def _kind_groups(combo, width):
+    """``[(kind codes per variable, positions)]`` of the rows by the kinds
+    of their variables."""
+    if combo.min() == combo.max():
+        codes = [int(combo[0])]
+    else:
+        codes = [int(c) for c in np.unique(combo)]
+    out = []
+    for code in codes:
+        kinds, rest = [], code
+        for _ in range(width):
+            kinds.append(rest % len(sources.KINDS))
+            rest //= len(sources.KINDS)
+        positions = (np.arange(len(combo)) if len(codes) == 1
+                     else np.flatnonzero(combo == code))
+        out.append((kinds[::-1], positions))
     return out
 
 
-def _read(context, name, row, spelling):
-    """``(ok, coerced value, raw)``: ``raw`` tells the value apart from
-    any other (type and repr), so that backends reading the same values
-    share one per-backend evaluation."""
-    try:
-        raw = context.value(name, row, spelling)
-    except (KeyError, TypeError):
-        return False, None, None
-    try:
-        return True, expressions._coerce(raw), (type(raw), repr(raw))
-    except expressions.ExpressionError:
-        return False, None, (type(raw), repr(raw))
-
-
-def _group(tree, reads, kinds, members, spelling, context):
-    n = len(members)
-    leaves = {name: vec.column(kind, [member[1][i] for member in members])
-              for i, (name, kind) in enumerate(zip(reads, kinds, strict=True))}
+def _evaluate(context, tree, reads, kinds, data, index, rows, spelling,
+              out):
+    n = len(index)
+    leaves = {"%s.%s" % name: _leaf(sources.KINDS[kind], one, index)
+              for name, kind, one in zip(reads, kinds, data, strict=True)}
     try:
         kind, array, unsure = vec.evaluate(tree, leaves, n)
     except vec.Unsupported:
         kind, array, unsure = "e", None, np.ones(n, dtype=bool)
-    out = {}
-    for i, (row, _values, raw) in enumerate(members):
-        if kind == "e" or unsure[i]:
-            out[row] = context.alike(tree, row, spelling, raw)
-        else:
-            out[row] = vec.to_python(kind, array, i)
-    return out
+    if kind != "e":
+        out[index] = context.judge.column(kind, array)
+    doubt = index[unsure] if kind != "e" else index
+    if len(doubt):
+        _fall_back(context, tree, data, doubt, rows, spelling, out)
+
+
+def _leaf(kind, one, index):
+    if kind == "e":
+        return vec.column("e", [None] * len(index))
+    if kind == "s":
+        array = one.strings[index]
+    elif kind == "i":
+        array = one.numbers[index].astype(np.int64)
+    elif kind == "b":
+        array = one.numbers[index].astype(bool)
+    else:
+        array = one.numbers[index]
+    return (kind, array, np.zeros(len(index), dtype=bool))
+
+
+def _fall_back(context, tree, data, doubt, rows, spelling, out):
+    """Per-backend evaluation of the rows ``doubt``, once per distinct
+    set of values read."""
+    keys = np.stack([column[doubt] for one in data
+                     for column in (one.source.astype(np.int64),
+                                    one.ident)], axis=1)
+    _unique, first, inverse = np.unique(keys, axis=0, return_index=True,
+                                        return_inverse=True)
+    judge = context.judge
+    values = np.empty(len(first), dtype=judge.dtype)
+    values[:] = [judge.scalar(context.scalar(tree, rows[doubt[i]],
+                                             spelling)) for i in first]
+    out[doubt] = values[inverse.reshape(-1)]
+
+
+class ValueJudge:
+    """The outcome itself: the value, or the ExpressionError (for
+    :func:`.backend_functions.run_rows`)."""
+
+    dtype = object
+
+    @staticmethod
+    def column(kind, array):
+        out = np.empty(len(array), dtype=object)
+        out[:] = [vec.to_python(kind, array, i) for i in range(len(array))]
+        return out
+
+    @staticmethod
+    def scalar(value):
+        return value

@@ -31,6 +31,8 @@ GoodnessWeigher takes the best.
 """
 
 
+import numpy as np
+
 from gantt.scheduler.pipeline import backend_columns
 from gantt.scheduler.pipeline import expressions
 from gantt.scheduler.pipeline import pools
@@ -96,10 +98,9 @@ def request_families(request):
             "qos": {}}
 
 
-def parsed(view, text):
-    """``(tree, None)`` or ``(None, ExpressionError)`` for ``text``,
-    parsed once per filter pass of ``view``."""
-    return view.memo(("backend function", text), lambda: _parse(text))
+def parsed_text(text):
+    """``(tree, None)`` or ``(None, ExpressionError)`` for ``text``."""
+    return _parse(text)
 
 
 def _outcomes(text, tree_or_error, host, caps, pool, request):
@@ -146,24 +147,28 @@ def run(host, request, key):
 
 def run_rows(view, request, key, rows):
     """``{row: outcomes}`` (as :meth:`run`) for ``rows`` of ``view``, from
-    its columns: no HostRecord is built; the backends sharing a function
-    text share one parse and one vectorised evaluation
-    (:mod:`.backend_columns`)."""
-    table = view.table
-    numbers = view.memo(("pools",), lambda: pools.columns(view))
-    out, by_text = {}, {}
-    for row in rows:
-        caps = table.capabilities[row] or {}
-        text = caps.get(key)
-        if text is None:
-            out[row] = [(False, None)]
-            continue
-        by_text.setdefault(str(text), []).append(int(row))
-    context = backend_columns.Rows(table, numbers, request)
-    for text, group in by_text.items():
-        out.update(backend_columns.outcomes(
-            text, parsed(view, text), group, context))
-    return {row: out[row] for row in rows}
+    its columns (:mod:`.backend_columns`); no HostRecord is built."""
+    wanted = np.zeros(view.n, dtype=bool)
+    wanted[list(rows)] = True
+    out = {}
+    for group, each in backend_columns.judged(
+            view, request, key, wanted, backend_columns.ValueJudge):
+        for i, row in enumerate(group.tolist()):
+            out[row] = [(True, values[i]) for values in each]
+    return {row: out.get(row, [(False, None)]) for row in rows}
+
+
+def best(view, request, key, wanted, judge):
+    """``(rows, values)``: ``judge``'s best reading (over the storage
+    protocol spellings) of each backend reporting the function ``key``
+    among ``wanted`` (a boolean mask over ``view``, or None: all)."""
+    found = [(rows, np.max(each, axis=0) if len(each) > 1 else each[0])
+             for rows, each in backend_columns.judged(
+                 view, request, key, wanted, judge)]
+    if not found:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    return (np.concatenate([rows for rows, _v in found]),
+            np.concatenate([values for _r, values in found]))
 
 
 def reporting_rows(view, key):

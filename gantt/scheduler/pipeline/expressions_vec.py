@@ -17,6 +17,8 @@ Backends are grouped first so that, within a group, each variable has
 one type (``leaves``: ``{variable: (kind, array, unsure)}``).
 """
 
+import functools
+
 import numpy as np
 
 from gantt.scheduler.pipeline import expressions
@@ -71,17 +73,35 @@ def column(kind, values):
 
 def evaluate(tree, leaves, n):
     """``(kind, array, unsure)`` of ``tree`` over ``n`` backends."""
-    if not variables_of(tree):
+    if _constant_value(tree) is not _VARIES:
         return _constant(tree, n)
     return _VEC[tree[0]](tree, leaves, n)
 
 
-def _constant(tree, n):
+_VARIES = object()
+
+
+@functools.lru_cache(maxsize=4096)
+def _constant_value(tree):
+    """The value (or ExpressionError) of a tree that reads no variable;
+    :data:`_VARIES` for one that does."""
+    if variables_of(tree):
+        return _VARIES
     try:
-        value = expressions.evaluate(tree, {})
-    except expressions.ExpressionError:
-        return column("e", [None] * n)
-    return column(kind_of(value), [value] * n)
+        return expressions.evaluate(tree, {})
+    except expressions.ExpressionError as exc:
+        return exc
+
+
+def _constant(tree, n):
+    value = _constant_value(tree)
+    if isinstance(value, expressions.ExpressionError):
+        return ("e", None, np.ones(n, dtype=bool))
+    kind = kind_of(value)
+    if kind == "e":
+        return ("e", None, np.ones(n, dtype=bool))
+    dtype = {"b": bool, "i": np.int64, "f": float, "s": object}[kind]
+    return (kind, np.full(n, value, dtype=dtype), np.zeros(n, dtype=bool))
 
 
 def _const(tree, leaves, n):

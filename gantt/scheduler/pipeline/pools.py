@@ -108,24 +108,45 @@ _READ = {
 
 
 def _assemble(total, reserved, ratio, provisioned, read):
+    # NOTE: each np.where is skipped when no row needs it (the common
+    # case: every pool reports its free space, none a special one)
     free = read("free")
-    free = np.where(np.isnan(free), total - provisioned, free)
-    percent = read("reserved_percent")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        derived = np.where(total > 0, 100.0 * reserved / total, 0.0)
+    missing = np.isnan(free)
+    if missing.any():
+        free = np.where(missing, total - provisioned, free)
     special_free = read("free_special")
+    if special_free.any():
+        free = np.where(special_free, 0.0, free)
     return Pools(total=total, reserved=reserved, ratio=ratio,
-                 provisioned=provisioned,
-                 free=np.where(special_free, 0.0, free),
+                 provisioned=provisioned, free=free,
                  free_special=special_free,
                  total_special=read("total_special"),
-                 reserved_percent=np.where(np.isnan(percent), derived,
-                                           percent),
+                 reserved_percent=_percent(read("reserved_percent"), total,
+                                           reserved),
                  thin=read("thin"))
 
 
+def _percent(percent, total, reserved):
+    """The reported reserved percentage, else the one of the inventory's
+    ``reserved``."""
+    missing = np.isnan(percent)
+    if not missing.any():
+        return percent
+    if not np.any(reserved):
+        derived = np.zeros_like(total)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            derived = np.where(total > 0, 100.0 * reserved / total, 0.0)
+    return np.where(missing, derived, percent)
+
+
 def columns(view):
-    """:class:`Pools` of arrays, one value per row of ``view``."""
+    """:class:`Pools` of arrays, one value per row of ``view``; found once
+    per filter pass (the filters and weighers of a pass share them)."""
+    return view.memo(("pools",), lambda: _columns(view))
+
+
+def _columns(view):
     col = view.rc_column(DISK)
     if col is None:
         zeros = np.zeros(view.n)
@@ -184,9 +205,18 @@ def factors(pools, thin_request):
     return _round2(available), _round2(virtual)
 
 
-def capacity_passes(pools, size, thin_request):
-    """Cinder's CapacityFilter over :class:`Pools` (see the filter)."""
-    available, virtual = factors(pools, thin_request)
+def view_factors(view, thin_request):
+    """:func:`factors` of :func:`columns`, once per filter pass (the
+    capacity filter and weigher share them)."""
+    thin_request = bool(thin_request)
+    return view.memo(("pools factors", thin_request),
+                     lambda: factors(columns(view), thin_request))
+
+
+def capacity_passes(pools, size, thin_request, found=None):
+    """Cinder's CapacityFilter over :class:`Pools` (see the filter);
+    ``found``: their :func:`factors`, when known."""
+    available, virtual = found or factors(pools, thin_request)
     thin = pools.thin & thin_request
     with np.errstate(divide="ignore", invalid="ignore"):
         over = (pools.provisioned + size) / available > pools.ratio
@@ -198,10 +228,10 @@ def capacity_passes(pools, size, thin_request):
                              pools.reserved_percent == 0, sized))
 
 
-def free_weights(pools, thin_request, multiplier):
+def free_weights(pools, thin_request, multiplier, found=None):
     """Cinder's CapacityWeigher raw values: the virtual free capacity; an
     ``infinite``/``unknown`` pool weighs -1 under a positive multiplier
     and +inf under another (see the weigher for what becomes of inf)."""
-    _available, virtual = factors(pools, thin_request)
+    _available, virtual = found or factors(pools, thin_request)
     unknown = pools.free_special | pools.total_special
     return np.where(unknown, -1.0 if multiplier > 0 else np.inf, virtual)

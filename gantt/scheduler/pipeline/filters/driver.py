@@ -28,6 +28,23 @@ def _verdict(outcomes):
     return any(map(_passes, outcomes))
 
 
+class Verdict:
+    """DriverFilter's reading of outcomes over columns (see
+    :func:`.backend_columns.judged`): passes or not."""
+
+    dtype = bool
+
+    @staticmethod
+    def column(kind, array):
+        if kind == "s":
+            return np.array([bool(v) for v in array], dtype=bool)
+        return array if kind == "b" else array != 0
+
+    @staticmethod
+    def scalar(value):
+        return _passes((True, value))
+
+
 class DriverFilter(filters.BaseFilter):
     name = "DriverFilter"
     provider_kinds = frozenset({"volume"})
@@ -38,8 +55,7 @@ class DriverFilter(filters.BaseFilter):
     def passes_columns(self, view, request):
         mask = np.ones(view.n, dtype=bool)
         # only the backends with a function; one evaluation per text
-        rows = np.flatnonzero(functions.reporting_rows(view, functions.FILTER))
-        for row, outcome in functions.run_rows(
-                view, request, functions.FILTER, rows).items():
-            mask[row] = _verdict(outcome)
+        rows, passes = functions.best(view, request, functions.FILTER, None,
+                                      Verdict)
+        mask[rows] = passes
         return mask

@@ -33,9 +33,10 @@ class CapacityFilter(filters.BaseFilter):
             pools.thin_requested(request)))
 
     def passes_columns(self, view, request):
+        thin = pools.thin_requested(request)
         return pools.capacity_passes(
-            pools.columns(view), pools.requested_size(request),
-            pools.thin_requested(request)).astype(bool)
+            pools.columns(view), pools.requested_size(request), thin,
+            pools.view_factors(view, thin)).astype(bool)
 
     def explain(self, view, request, removed):
         table = pools.columns(view)

@@ -36,6 +36,27 @@ def _rating(outcome):
     return float(value) if 0 <= value <= 100 else 0.0
 
 
+class Rating:
+    """GoodnessWeigher's reading of outcomes over columns (see
+    :func:`.backend_columns.judged`)."""
+
+    dtype = float
+
+    @staticmethod
+    def column(kind, array):
+        if kind == "b":
+            return np.where(array, 100.0, 0.0)
+        if kind == "s":
+            return np.zeros(len(array))
+        values = array.astype(float)
+        with np.errstate(invalid="ignore"):
+            return np.where((values >= 0) & (values <= 100), values, 0.0)
+
+    @staticmethod
+    def scalar(value):
+        return _rating((True, value))
+
+
 class GoodnessWeigher(volume_capacity.VolumeWeigher):
     name = "GoodnessWeigher"
     multiplier_option = "goodness_weight_multiplier"
@@ -45,12 +66,12 @@ class GoodnessWeigher(volume_capacity.VolumeWeigher):
 
     def weigh_columns(self, view, request, rows):
         out = np.zeros(view.n)
-        wanted = functions.reporting_rows(view, functions.GOODNESS)
+        wanted = None
         if not isinstance(rows, slice):
-            wanted = wanted & np.isin(np.arange(view.n), rows)
+            wanted = np.zeros(view.n, dtype=bool)
+            wanted[rows] = True
         # only the backends with a function; one evaluation per text
-        for row, outcome in functions.run_rows(
-                view, request, functions.GOODNESS,
-                np.flatnonzero(wanted)).items():
-            out[row] = rating(outcome)
+        found, ratings = functions.best(view, request, functions.GOODNESS,
+                                        wanted, Rating)
+        out[found] = ratings
         return out[rows]

@@ -57,16 +57,17 @@ class CapacityWeigher(VolumeWeigher):
     name = "CapacityWeigher"
     multiplier_option = "capacity_weight_multiplier"
 
-    def _raw(self, table, request):
+    def _raw(self, table, request, found=None):
         return pools.free_weights(table, pools.thin_requested(request),
-                                  self.config_multiplier())
+                                  self.config_multiplier(), found)
 
     def weigh_host(self, host, request):
         value = float(self._raw(pools.of_host(host), request))
         return sys.float_info.max if np.isinf(value) else value
 
     def weigh_columns(self, view, request, rows):
-        raw = self._raw(pools.columns(view), request)
+        raw = self._raw(pools.columns(view), request, pools.view_factors(
+            view, pools.thin_requested(request)))
         if isinstance(rows, slice):
             # an infinite pool's stand-in depends on the candidates: let
             # the runner ask again with their rows

@@ -19,6 +19,16 @@ NETWORK_WEIGHERS = ["LeastRoutersWeigher", "LeastNetworksWeigher"]
 NETWORK_PROFILE = {"provider_kinds": [NETWORK],
                    "enabled_filters": NETWORK_FILTERS,
                    "enabled_weighers": NETWORK_WEIGHERS}
+CONTAINER = "container"
+#: the container profile of doc/examples/services.conf
+CONTAINER_PROFILE = {
+    "provider_kinds": [CONTAINER],
+    "enabled_filters": ["ResourceFilter", "AvailabilityZoneFilter",
+                        "ServerGroupAffinityFilter",
+                        "ServerGroupAntiAffinityFilter"],
+    "enabled_weighers": ["RAMWeigher", "CPUWeigher",
+                         "ServerGroupSoftAffinityWeigher",
+                         "ServerGroupSoftAntiAffinityWeigher"]}
 _SEQ = iter(range(1, 10 ** 9))
 
 
@@ -42,9 +52,9 @@ def agent(name, *, resource_class=ROUTER, total=100000, zone=None):
 
 
 def container_provider(name, instance_uuid, *, vcpus=8,
-                       memory_mb=16384):
+                       memory_mb=16384, zone=None):
     """A container host as a provider of kind ``container`` linked to
-    ``instance_uuid`` by its report (ProviderReport 1.2)."""
+    ``instance_uuid`` by its report (ProviderReport 1.2), in ``zone``."""
     return provider_obj.ProviderReport(
         provider=provider_obj.ResourceProvider(
             uuid=factories.host_uuid(name), name=name, inventories=[
@@ -52,7 +62,7 @@ def container_provider(name, instance_uuid, *, vcpus=8,
                 compute_node.Inventory(resource_class="MEMORY_MB",
                                        total=memory_mb)]),
         report_sequence=next(_SEQ), kind="container", service="zun",
-        instance_uuid=instance_uuid)
+        instance_uuid=instance_uuid, availability_zone=zone)
 
 
 def container_host(name, instance_uuid, *, vcpus=8, memory_mb=16384,
@@ -90,7 +100,20 @@ def network_conf(conf):
 
 
 def container_spec(vcpus=1, memory_mb=1024, *, hints=None, **fields):
-    flavor = factories.flavor(name="container", vcpus=vcpus,
-                              memory_mb=memory_mb, root_gb=0)
-    return factories.request(flavor, scheduler_hints=dict(hints or {}),
-                             **fields)
+    """A flavorless request of the ``container`` profile for one
+    container of ``vcpus`` VCPU and ``memory_mb`` MEMORY_MB."""
+    return request_spec.RequestSpec(
+        flavor=None, profile=CONTAINER, scheduler_hints=dict(hints or {}),
+        project_id="p", user_id="u", request_groups=[
+            request_spec.RequestGroup(resources={
+                "VCPU": vcpus, "MEMORY_MB": memory_mb})], **fields)
+
+
+def container_conf(conf):
+    """``conf`` with the container profile of services.conf beside the
+    default one."""
+    conf.set_override("profiles", [CONTAINER], "scheduler")
+    conf_profiles.register(conf)
+    for option, value in CONTAINER_PROFILE.items():
+        conf.set_override(option, value, "profile:" + CONTAINER)
+    return conf

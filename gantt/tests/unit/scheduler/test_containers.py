@@ -1,5 +1,8 @@
-"""Containers on instances, end to end on SQLite: sequential fill, place
-on an instance, ProvidersFull when every host is full, groups and zones."""
+"""Containers on instances, end to end on SQLite: container hosts are
+providers of kind ``container`` scheduled by the container profile of
+doc/examples/services.conf with flavorless requests; sequential fill,
+place on an instance, ProvidersFull when every host is full, groups and
+zones."""
 
 import random
 import re
@@ -14,6 +17,9 @@ from gantt.scheduler.pipeline import containers
 from gantt.scheduler.pipeline import filters as filters_base
 from gantt.scheduler.pipeline import picking
 from gantt.scheduler.pipeline import pipeline as pipeline_mod
+from gantt.scheduler.pipeline import profiles as profiles_mod
+from gantt.scheduler.pipeline import request as request_mod
+from gantt.scheduler.pipeline import translate
 from gantt.scheduler.pipeline import weighers as weighers_base
 from gantt.scheduler.pipeline.filters import resources as resource_filter
 from gantt.scheduler.pipeline.weighers import resources as resource_weighers
@@ -24,6 +30,10 @@ from gantt.tests.unit.scheduler import helpers
 from gantt.tests.unit.scheduler import service_helpers as h
 
 SEQ = {"fill": ["sequential"]}
+#: the profiles of a worker scheduling containers
+CONTAINER_PROFILES = dict(
+    profiles_mod.NOVA_PROFILES, container=request_mod.Profile(
+        "container", frozenset({"container"}), None, False))
 #: instance uuid of each container host, by host name
 INSTANCES = {name: factories.host_uuid("instance/" + name)
              for name in ("c-a", "c-b", "c-c", "c-d")}
@@ -36,16 +46,17 @@ def magnum(conf, sqlite_db):
     conf.set_override("host_subset_size", 3, "filter_scheduler")
     conf.set_override("shuffle_best_same_weighed_hosts", True,
                       "filter_scheduler")
-    mgr = scheduler_mod.build(conf, sqlite_db)
+    mgr = scheduler_mod.build(agents.container_conf(conf), sqlite_db)
     mgr.stats.load_cache()
     return mgr
 
 
 def _hosts(scheduler, names=("c-c", "c-a", "c-b"), zones=None, vcpus=4):
-    """Container hosts, reported out of name order."""
+    """Container hosts (providers of kind ``container``), reported out of
+    name order."""
     zones = zones or {}
     for name in names:
-        scheduler.stats.update_resource_stats(agents.container_host(
+        scheduler.stats.update_provider(agents.container_provider(
             name, INSTANCES[name], vcpus=vcpus, zone=zones.get(name)))
 
 
@@ -103,11 +114,19 @@ def test_every_host_full_is_providers_full(magnum):
 
 
 def test_a_request_that_is_not_a_container_one_gets_no_valid_host(magnum):
-    _hosts(magnum, names=("c-a",), vcpus=1)
-    _place(magnum)
+    """A Nova request (a flavor, the default profile) never lands on a
+    container host: a plain NoValidHost, even with room left; a container
+    request on the same full host is told ProvidersFull."""
+    _hosts(magnum, names=("c-a", "c-b"), vcpus=1)
+    nova = factories.request(factories.flavor(vcpus=1, memory_mb=1024,
+                                              root_gb=0))
     with pytest.raises(exception.NoValidHost) as err:
-        _place(magnum, hints={})
+        magnum.placer.select_destinations(nova, factories.uuids(1))
     assert type(err.value) is exception.NoValidHost
+    assert _vcpus(magnum) == {}
+    _place(magnum, count=2)
+    with pytest.raises(exception.ProvidersFull):
+        _place(magnum, hints={})
 
 
 def test_no_host_allowed_at_all_is_no_valid_host(magnum):
@@ -220,11 +239,12 @@ def test_sequential_pick_is_first_fit_in_name_order_whatever_the_rng(
     used = {n: gen.randint(0, 8) for n in names}
     need = gen.randint(1, 4)
     view = helpers.make_view(
-        *(agents.container_host(n, n, vcpus=8) for n in names),
+        *(agents.container_provider(n, factories.host_uuid("i" + n), vcpus=8)
+          for n in names),
         usages={n: {"VCPU": used[n]} for n in names})
-    spec = agents.container_spec(vcpus=need, hints=SEQ)
-    request = helpers.make_request(spec.flavor,
-                                   scheduler_hints=spec.scheduler_hints)
+    request = translate.from_spec(
+        agents.container_spec(vcpus=need, hints=SEQ), factories.uuids(1),
+        helpers.FakeLookup(), CONTAINER_PROFILES)
     conf.set_override("host_subset_size", gen.randint(1, 5),
                       "filter_scheduler")
     conf.set_override("shuffle_best_same_weighed_hosts", gen.random() < .5,

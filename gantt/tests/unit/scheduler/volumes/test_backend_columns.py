@@ -4,15 +4,22 @@ functions over random pools, with divisions by zero, missing and None
 variables, strings, booleans, huge and special numbers and every
 storage protocol spelling."""
 
+import dataclasses
 import math
 import random
 
+import numpy as np
 import pytest
 
 from gantt.scheduler.pipeline import backend_functions
 from gantt.scheduler.pipeline import expressions
 from gantt.scheduler.pipeline import expressions_vec
+from gantt.scheduler.pipeline.filters import driver
+from gantt.scheduler.pipeline.weighers import goodness
+from gantt.tests.fixtures import make_conf
+from gantt.tests.unit.scheduler import helpers
 from gantt.tests.unit.scheduler.volumes.builders import Pool
+from gantt.tests.unit.scheduler.volumes.builders import node
 from gantt.tests.unit.scheduler.volumes.builders import view
 from gantt.tests.unit.scheduler.volumes.builders import volume
 
@@ -140,3 +147,62 @@ def test_the_columns_evaluate_a_shared_function_without_fallback():
     kind, array, unsure = expressions_vec.evaluate(tree, leaves, 3)
     assert kind == "f" and array[0] == 50.0
     assert list(unsure) == [False, True, True]
+
+
+def _both(texts, rng, request):
+    """DriverFilter's and GoodnessWeigher's column verdicts against their
+    per-host ones, on pools reporting both functions."""
+    pools = [_pool(rng, i, rng.choice(texts)) for i in range(40)]
+    for pool in pools:
+        pool.caps["filter_function"] = rng.choice(texts)
+    shown = view(*pools)
+    records = [shown.record(row) for row in range(shown.n)]
+    flt = driver.DriverFilter(make_conf())
+    assert flt.passes_columns(shown, request).tolist() == [
+        flt.host_passes(record, request) for record in records], texts
+    weigher = goodness.GoodnessWeigher(make_conf())
+    columns = weigher.weigh_columns(shown, request, slice(None))
+    assert columns.tolist() == [weigher.weigh_host(record, request)
+                                for record in records], texts
+    some = np.flatnonzero(np.arange(shown.n) % 3 == 0)
+    assert weigher.weigh_columns(shown, request, some).tolist() == [
+        columns[row] for row in some]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_functions_give_the_per_backend_verdicts(seed):
+    rng = random.Random(1000 + seed)
+    request = volume(rng.choice((0, 1, 50, 500)),
+                     rng.choice(({}, {"tier": "gold"}, {"size": "5"})))
+    for _ in range(4):
+        _both([_expression(rng) for _ in range(rng.choice((1, 2, 3)))],
+              rng, request)
+
+
+def test_verdicts_follow_usage_and_a_changed_report():
+    """The variables read from capabilities are kept per version of the
+    capability columns; usage is read again on every request, and a new
+    report is seen at once."""
+    text = ("stats.allocated_capacity_gb < 100 and "
+            "capabilities.iops >= 1000")
+    pool = Pool("p", total=1000, used=50,
+                caps={"filter_function": text, "iops": 2000})
+    flt = driver.DriverFilter(make_conf())
+    cache = helpers.make_cache()
+    update = dataclasses.replace(helpers.host_report(node(pool)),
+                                 capabilities=dict(pool.caps))
+    cache.apply_report(update)
+    cache.apply_usage(update.uuid, 1, {"DISK_GB": 50})
+
+    def passes():
+        return flt.passes_columns(helpers.view_of(cache), volume(1))[0]
+
+    assert passes()
+    cache.apply_usage(update.uuid, 2, {"DISK_GB": 150})
+    assert not passes()
+    cache.apply_usage(update.uuid, 3, {"DISK_GB": 10})
+    assert passes()
+    cache.apply_report(dataclasses.replace(
+        update, capabilities=dict(pool.caps, iops=500),
+        report_sequence=update.report_sequence + 1))
+    assert not passes()
