@@ -58,7 +58,7 @@ def test_each_rpc_version_names_object_versions_that_existed():
     ("1.0", "1.0"), ("1.1", "1.0"), ("1.2", "1.2"), ("1.3", "1.3"),
     ("1.4", "1.4"), ("1.5", "1.5"), ("1.6", "1.6"), ("1.7", "1.7"),
     ("1.8", "1.8"), ("1.9", "1.9"), ("1.10", "1.10"), ("1.11", "1.11"),
-    ("1.12", "1.12"), ("1.13", "1.12")])
+    ("1.12", "1.12"), ("1.13", "1.13"), ("1.14", "1.13")])
 def test_a_cap_uses_the_newest_version_at_or_below_it(cap, expected):
     assert versions.manifest_for(cap) == versions.OBJECT_VERSIONS[expected]
 
