@@ -5,10 +5,16 @@ fanout cast (each changed provider's new generation and usage, see
 ``gantt.service``); the API casts the same message after every commit that
 changes allocations, so a REST ``PUT /allocations`` reaches the workers'
 caches exactly as a claim made by another worker does. A change of a
-provider's shape (created, deleted, inventory, traits, aggregates) is
-cast as ``providers_changed``, on which each worker re-reads the providers
-from the database. A lost cast is repaired by the workers' periodic usage
-sync, as for claims.
+provider's shape (created, deleted, renamed, moved, inventory, traits,
+aggregates) is cast as ``trees_changed`` naming the roots of the trees
+written, on which each worker re-reads those trees from the database:
+compute nodes (an agent's, or one the API made a host: see
+``gantt.db.api_hosts``), their children, standalone providers. A caller
+capped below RPC 1.13 casts ``providers_changed`` instead, on which
+workers re-read the standalone providers only. A lost cast is repaired by
+the workers' periodic resync (``[scheduler] usage_sync_interval``): a
+tree whose stored generation is ahead of the worker's, a provider it does
+not know and a host it holds that the database does not are re-read.
 """
 
 import time
@@ -31,7 +37,7 @@ class Silent:
     def usage_changed(self, states):
         pass
 
-    def providers_changed(self):
+    def providers_changed(self, root_uuids=()):
         pass
 
 
@@ -56,9 +62,12 @@ class Workers:
             LOG.warning("Could not tell the workers of the usage of %d "
                         "provider(s): %s", len(usages), exc)
 
-    def providers_changed(self):
+    def providers_changed(self, root_uuids=()):
+        """The trees of ``root_uuids`` changed: every worker re-reads
+        them (``trees_changed``; ``providers_changed`` when capped below
+        1.13)."""
         try:
-            self.client.providers_changed(None)
+            self.client.trees_changed(None, root_uuids)
         except messaging.MessagingException as exc:
             LOG.warning("Could not tell the workers of changed providers: "
                         "%s", exc)

@@ -202,3 +202,26 @@ def require_provider(req):
     the body is read, as Placement does)."""
     with services(req).db.begin() as conn:
         provider_or_404(conn, req)
+
+
+_CHANGED_ROOTS = "gantt.changed_roots"
+
+
+def tree_written(req, conn, *rows):
+    """Inside a write's transaction: the trees of ``rows``
+    (``gantt.db.providers.Row``) changed. Their roots' host rows follow
+    (:func:`gantt.db.api_hosts.refresh`), and the roots are kept for
+    :func:`tell_workers`."""
+    from gantt.db import api_hosts
+    now = timeutils.utcnow()
+    roots = req.environ.setdefault(_CHANGED_ROOTS, set())
+    for row in rows:
+        if row.root_uuid not in roots:
+            roots.add(row.root_uuid)
+            api_hosts.refresh(conn, row.root_id, now)
+
+
+def tell_workers(req):
+    """After the commit: the workers re-read the trees written."""
+    services(req).notifier.providers_changed(
+        sorted(req.environ.get(_CHANGED_ROOTS, ())))

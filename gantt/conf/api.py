@@ -41,6 +41,19 @@ a change of inventory, traits or aggregates), so that their caches see the
 write before the next request. Off only for an API with no workers to tell
 (tests without RabbitMQ).
 """),
+    cfg.IntOpt("compute_node_down_time", default=300, min=0, help="""
+Read by the scheduler workers. A compute node that no Gantt agent
+reports, made a host by the API (a root provider with the
+``COMPUTE_NODE`` trait, as nova-compute creates it), is up while its last
+sign of life is younger than this many seconds; a sign of life is a REST
+write to its provider tree, or one of Nova's instance-info casts naming
+its host (``sync_instance_info``, sent every ``[DEFAULT]
+scheduler_instance_sync_interval``, 120 s by default, with ``[nova]
+enabled``). Keep it above that interval. 0: such a node is never down by
+age; only its ``COMPUTE_STATUS_DISABLED`` trait (Nova's disabled compute
+service) or the loss of ``COMPUTE_NODE`` stops it being chosen. Hosts
+reported by agents keep ``[scheduler] service_down_time``.
+"""),
 ]
 
 

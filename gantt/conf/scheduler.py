@@ -85,7 +85,9 @@ database into the worker's cache. Peer workers also broadcast their claims;
 this bounds staleness when a broadcast is lost, and how long a forged or
 corrupt broadcast can contradict the database. Each sync also announces
 again (``provider.vacant``, once) the providers of ``vacancy_kinds`` that
-stayed vacant since the previous one and are not retired. 0 disables it.
+stayed vacant since the previous one and are not retired, and re-reads the
+provider trees written through the Placement API since the previous one
+(a lost ``trees_changed`` cast). 0 disables it.
 """),
     cfg.BoolOpt("broadcast_claims", default=True,
                 help="""

@@ -47,9 +47,10 @@ _CONCAT_LIMIT = None
 _HOST_FIELDS = ("ids", "uuids", "generation", "hosts", "nodenames",
                 "cell_uuids", "zones", "disabled", "report_sequence",
                 "num_instances", "num_io_ops", "received_at",
-                "agent_updated_at", "details", "instance_uuids", "locations")
+                "agent_updated_at", "details", "instance_uuids", "locations",
+                "sources")
 _OPTIONAL = ("cell_uuids", "zones", "agent_updated_at", "instance_uuids",
-             "locations")
+             "locations", "sources")
 _INT_FIELDS = ("ids", "generation", "disabled", "report_sequence",
                "num_instances", "num_io_ops")
 
@@ -159,7 +160,8 @@ class Reader:
                  sa.case((r.disabled, 1), else_=0), r.report_sequence,
                  r.num_instances, r.num_io_ops, r.received_at,
                  optional(r.agent_updated_at), r.details,
-                 optional(r.instance_uuids), optional(r.location)]
+                 optional(r.instance_uuids), optional(r.location),
+                 optional(r.source)]
         source = RP.join(REPORTS, REPORTS.c.resource_provider_id == RP.c.id)
         return self._texts(RP.c.id, parts, source)
 

@@ -9,8 +9,9 @@ parses what comes back. :func:`load_standalone_providers` and
 :func:`usages_by_uuid` are the plain readers of the rest.
 
 Over 400 lines: the bulk reader and the standalone providers' reader
-share the contents query (:func:`_load_contents`) and the stored records;
-apart, each would need the other's.
+share the contents query (:func:`load_contents`) and the stored records;
+apart, each would need the other's (:mod:`gantt.db.tree_load` reads a
+few trees with both).
 """
 
 import collections
@@ -88,6 +89,7 @@ class StoredHosts:
     agent_updated_at: list      # naive datetimes or None
     instance_uuids: list        # JSON text or None
     locations: list             # str or None, as reported
+    sources: list               # None (an agent) or api_hosts.SOURCE
     detail_codes: np.ndarray
     detail_texts: list          # JSON text
     # {class: (total, reserved, min_unit, max_unit, step, ratio)}
@@ -169,7 +171,7 @@ def load_host_columns(db):
             threaded))
         # in the order they come
         columns = bulk_read.host_columns(fetch.tokens("hosts"))
-        children = _children(fetch.get("children"), columns["ids"],
+        children = children_of(fetch.get("children"), columns["ids"],
                              columns["uuids"])
         traits = bulk_read.joined_sets(other.tokens("traits"))
         inventories = bulk_read.sets(fetch.tokens("inventories"))
@@ -298,7 +300,7 @@ def _fill_children(child_ids, inventories, traits, aggregates, usage):
             amounts[k])
 
 
-def _children(rows, ids, uuids):
+def children_of(rows, ids, uuids):
     """The children (``rows``) of the hosts ``ids``, parents first, as
     ``({host index: [StoredProvider]}, {child id: StoredProvider})``."""
     index = {rp_id: i for i, rp_id in enumerate(ids.tolist())}
@@ -327,7 +329,7 @@ def _children(rows, ids, uuids):
     return children, loaded
 
 
-def _load_contents(conn, targets, only):
+def load_contents(conn, targets, only):
     """Fill inventories, traits, aggregates and usage of ``targets``
     (``{rp_id: StoredHost or StoredProvider}``), one query each; ``only``
     (a subquery of provider ids, or None for all) narrows the rows read."""
@@ -385,7 +387,7 @@ def load_standalone_providers(db):
                 instance_uuid=row.instance_uuid,
                 received_at=row.received_at, location=row.location)
         if standalone:
-            _load_contents(conn, standalone, sa.select(
+            load_contents(conn, standalone, sa.select(
                 PROVIDER_REPORTS.c.resource_provider_id))
     return list(standalone.values())
 

@@ -140,6 +140,9 @@ class HostReport(Base):
     # where the host is, as reported (``room=r1/rack=b07``; see migration
     # 0010): the claim reads it for policies per level
     location = sa.Column(sa.String(255), nullable=True)
+    # who wrote the row: NULL an agent's report, ``placement-api`` the REST
+    # API for a COMPUTE_NODE root (see migration 0015, gantt.db.api_hosts)
+    source = sa.Column(sa.String(16), nullable=True)
 
 
 class ProviderReport(Base):

@@ -23,6 +23,7 @@ from gantt import exception
 from gantt.db.models import AGGS
 from gantt.db.models import ALLOC
 from gantt.db.models import INV
+from gantt.db.models import REPORTS
 from gantt.db.models import RP
 from gantt.db.models import TRAITS
 
@@ -200,7 +201,8 @@ def has_allocations(conn, rp_id):
 
 
 def delete(conn, row):
-    for table in (INV, TRAITS, AGGS):
+    # (the host row too: SQLite enforces no cascade)
+    for table in (INV, TRAITS, AGGS, REPORTS):
         conn.execute(table.delete().where(
             table.c.resource_provider_id == row.id))
     conn.execute(RP.delete().where(RP.c.id == row.id))

@@ -84,6 +84,9 @@ def _report_values(node, received_at):
         "received_at": received_at,
         "boot_id": node.boot_id,
         "location": node.location,
+        # an agent's report: the row is the agent's from now on, were it
+        # the REST API's (see gantt.db.api_hosts)
+        "source": None,
     }
 
 

@@ -210,14 +210,25 @@ class NovaSchedulerEndpoint:
         else:
             uuids = [instance_info.uuid]
         self.instances.update(host_name, uuids)
+        self._seen(host_name)
 
     def delete_instance_info(self, ctxt, host_name, instance_uuid):
         self.instances.delete(host_name, instance_uuid)
+        self._seen(host_name)
 
     def sync_instance_info(self, ctxt, host_name, instance_uuids):
         if self.instances.sync(host_name, instance_uuids):
             LOG.info("The instance sync for host %s did not match; its "
                      "list is replaced", host_name)
+        self._seen(host_name)
+
+    def _seen(self, host_name):
+        """The compute service ``host_name`` is alive: its node stays up
+        if the Placement API made it a host (``[api]
+        compute_node_down_time``)."""
+        if isinstance(host_name, str):
+            self._cast("instance info", self.scheduler.stats.host_seen,
+                       host_name)
 
     @staticmethod
     def _cast(method, fn, *args):

@@ -2,7 +2,7 @@
 
 #: RPC API version this code's workers serve; see the history in
 #: gantt.rpcapi.client
-RPC_API_VERSION = "1.12"
+RPC_API_VERSION = "1.13"
 
 #: what the client asks for unless a method needs more: calls of the 1.0
 #: methods keep working against workers that serve only 1.0

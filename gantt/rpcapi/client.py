@@ -55,6 +55,12 @@ RPC API version history:
   into (select_destinations then takes the slot's claim over). A caller
   capped below 1.12 refuses (VersionCapped) to send a request naming a
   group slot.
+* 1.13 - Added trees_changed (fanout cast): every worker re-reads the
+  provider trees of the roots it names from the database (a compute node
+  the Placement REST API made or changed, its inventories, traits,
+  aggregates and children; gantt-api casts it after every provider
+  write). A caller capped below 1.13 casts providers_changed instead
+  (workers then re-read the standalone providers only).
 
 Topics (not versions: the messages are unchanged): since 1.3,
 update_resource_stats goes to the stats topic (``[scheduler] stats_topic``,
@@ -63,15 +69,15 @@ own; workers still take it on the scheduler topic, where older agents and
 external callers send it.
 
 Casts (update_resource_stats, provider_usage_changed, aggregates_changed,
-providers_changed: all fanout) are delivered **at most once** to each
-worker that is running when the cast reaches the broker; a worker that is
-not running never sees it. Nothing tells the caster whether any worker got
-it, and no cast raises because no worker is up, be it before the first
-worker ever started or while every worker is stopped (the client re-sends
-once when RabbitMQ deleted the fanout exchange with the last worker: see
-:meth:`SchedulerClient._cast_to_all`). A report lost that way is not
-buffered: agents report periodically, and the next report supersedes it
-(a starting worker also loads the reports stored in the database). While
+providers_changed, trees_changed: all fanout) are delivered **at most
+once** to each worker that is running when the cast reaches the broker; a
+worker that is not running never sees it. Nothing tells the caster whether
+any worker got it, and no cast raises because no worker is up, be it before
+the first worker ever started or while every worker is stopped (the client
+re-sends once when RabbitMQ deleted the fanout exchange with the last
+worker: see :meth:`SchedulerClient._cast_to_all`). A report lost that way
+is not buffered: agents report periodically, and the next report supersedes
+it (a starting worker also loads the reports stored in the database). While
 the broker is unreachable a cast blocks until oslo.messaging reconnects
 (forever by default); it raises ``MessageDeliveryFailure`` only when the
 broker refuses the message twice (for example, the user may not write to
@@ -390,6 +396,17 @@ class SchedulerClient:
         self._cast_to_all(
             self._prepare("providers_changed", "1.3", fanout=True),
             self._ctxt(ctxt), "providers_changed")
+
+    def trees_changed(self, ctxt, root_uuids):
+        """Tell every worker to re-read the provider trees of
+        ``root_uuids`` (hosts made, changed or deleted through the REST
+        API); below 1.13 (a cap), :meth:`providers_changed`."""
+        if not self.can_send_version("1.13"):
+            self.providers_changed(ctxt)
+            return
+        self._cast_to_all(
+            self._prepare("trees_changed", "1.13", fanout=True),
+            self._ctxt(ctxt), "trees_changed", root_uuids=list(root_uuids))
 
     # -- 1.6: the operator's reset of a host's report sequence -----------
 

@@ -227,6 +227,14 @@ class SchedulerEndpoint:
         except Exception as exc:
             LOG.warning("Could not reload the standalone providers: %s", exc)
 
+    def trees_changed(self, ctxt, root_uuids):
+        # a cast from gantt-api after a write to these trees (1.13)
+        try:
+            self.scheduler.stats.reload_trees(root_uuids)
+        except Exception as exc:
+            LOG.warning("Could not reload %d provider tree(s): %s",
+                        len(root_uuids), exc)
+
     # -- 1.6 --------------------------------------------------------------
 
     @rpc.expected_exceptions(exception.InvalidRequest,

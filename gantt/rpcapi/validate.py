@@ -642,6 +642,7 @@ ARGUMENTS = {
     "retire_provider": {"provider_uuid": _UUID,
                         "generation": _integer_between(0, INT64_MAX)},
     "providers_changed": {},
+    "trees_changed": {"root_uuids": _list_of(_UUID)},
     "get_allocation_candidates": {"request_spec": _SPEC,
                                   "limit": _integer_between(1, INT32_MAX)},
     "claim_allocations": {"consumer_uuid": _UUID,

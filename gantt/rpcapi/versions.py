@@ -84,11 +84,16 @@ _V1_12 = dict(_V1_11, RequestSpec="1.3", GroupMember="1.0",
               GroupRequest="1.0", GroupSlot="1.0", GroupPlan="1.0",
               GroupSlotRef="1.0")
 
+# 1.13: trees_changed (fanout cast): the workers re-read the named
+# provider trees, compute nodes made through the REST API included (no
+# object changed)
+_V1_13 = dict(_V1_12)
+
 #: RPC API version -> {object name: version}, oldest first
 OBJECT_VERSIONS = {"1.0": _V1_0, "1.2": _V1_2, "1.3": _V1_3, "1.4": _V1_4,
                    "1.5": _V1_5, "1.6": _V1_6, "1.7": _V1_7, "1.8": _V1_8,
                    "1.9": _V1_9, "1.10": _V1_10,
-                   "1.11": _V1_11, "1.12": _V1_12}
+                   "1.11": _V1_11, "1.12": _V1_12, "1.13": _V1_13}
 
 
 def parse(version):

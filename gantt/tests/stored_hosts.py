@@ -40,7 +40,7 @@ def stored_host(stored, i):
         "instance_uuids": stored.instance_uuids[i],
         "agent_updated_at": stored.agent_updated_at[i],
         "received_at": stored.received(i),
-        "location": stored.locations[i]}
+        "location": stored.locations[i], "source": stored.sources[i]}
     return StoredHost(
         uuid=stored.uuids[i], generation=generation, report=report,
         inventories=dict(stored.inventories(i)),

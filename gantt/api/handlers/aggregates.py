@@ -59,8 +59,9 @@ def set_aggregates(req):
             raise _changed("Update conflict: Another thread concurrently "
                            "updated the data. Please retry your update") \
                 from None
+        w.tree_written(req, conn, row)
         resp = _send(req, conn, row.uuid, wanted)
     # before 1.19 the generation stays: the stamp may not see a swap
     w.services(req).candidates_index.forget()
-    w.services(req).notifier.providers_changed()
+    w.tell_workers(req)
     return resp

@@ -119,10 +119,11 @@ def create_inventory(req):
             raise _lost_race("Update conflict: Another thread concurrently "
                              "updated the data. Please retry your update")
         _write(conn, row, {rc: inv}, None, replace=False)
+        w.tree_written(req, conn, row)
         req.response.location = "%s/inventories/%s" % (
             w.provider_url(req, row.uuid), rc)
         resp = _send_one(req, conn, row.uuid, rc, status=201)
-    w.services(req).notifier.providers_changed()
+    w.tell_workers(req)
     return resp
 
 
@@ -149,8 +150,9 @@ def set_inventories(req):
                   for rc, fields in data["inventories"].items()}
         refuse_unknown(conn, row, wanted)
         _write(conn, row, wanted, row.generation, replace=True)
+        w.tree_written(req, conn, row)
         resp = _send_all(req, conn, row.uuid)
-    w.services(req).notifier.providers_changed()
+    w.tell_workers(req)
     return resp
 
 
@@ -171,8 +173,9 @@ def update_inventory(req):
                 "provider %s: No inventory of class %s found." % (
                     row.uuid, rc))
         _write(conn, row, {rc: inv}, row.generation, replace=False)
+        w.tree_written(req, conn, row)
         resp = _send_one(req, conn, row.uuid, rc)
-    w.services(req).notifier.providers_changed()
+    w.tell_workers(req)
     return resp
 
 
@@ -192,7 +195,8 @@ def delete_inventory(req):
             raise errors.conflict(
                 "Unable to delete inventory of class %s: %s" % (rc, exc),
                 errors.CONCURRENT_UPDATE) from None
-    w.services(req).notifier.providers_changed()
+        w.tree_written(req, conn, row)
+    w.tell_workers(req)
     return w.no_content(req)
 
 
@@ -211,7 +215,8 @@ def delete_inventories(req):
                 "Please retry your request." % row.uuid) from None
         except providers.InventoryInUse as exc:
             raise errors.conflict(str(exc), errors.INVENTORY_INUSE) from None
-    w.services(req).notifier.providers_changed()
+        w.tree_written(req, conn, row)
+    w.tell_workers(req)
     return w.no_content(req)
 
 

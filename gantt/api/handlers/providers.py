@@ -109,8 +109,9 @@ def create_provider(req):
                         "cannot be same as UUID. Please set parent "
                         "provider UUID to None if there is no parent."))
         row = providers.create(conn, uuid, data["name"], parent)
+        w.tree_written(req, conn, row)
     req.response.location = w.provider_url(req, uuid)
-    w.services(req).notifier.providers_changed()
+    w.tell_workers(req)
     if microversion.at_least(req, 20):
         return w.json_response(req, serialize(req, row),
                                last_modified=w.last_modified([row]))
@@ -146,8 +147,10 @@ def update_provider(req):
                 "Conflicting resource provider %s already exists." %
                 data["name"], errors.DUPLICATE_NAME)
         parent = _new_parent(conn, req, row, data)
+        old = row
         row = providers.update(conn, row, data["name"], parent)
-    w.services(req).notifier.providers_changed()
+        w.tree_written(req, conn, old, row)
+    w.tell_workers(req)
     return w.json_response(req, serialize(req, row),
                            last_modified=w.last_modified([row]))
 
@@ -201,5 +204,6 @@ def delete_provider(req):
                 "child resource providers." % uuid,
                 errors.PROVIDER_CANNOT_DELETE_PARENT)
         providers.delete(conn, row)
-    w.services(req).notifier.providers_changed()
+        w.tree_written(req, conn, row)
+    w.tell_workers(req)
     return w.no_content(req)

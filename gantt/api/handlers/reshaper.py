@@ -44,6 +44,7 @@ def reshape(req):
                 providers.write_inventories(
                     conn, providers.get(conn, row.uuid), inventories, None,
                     replace=True)
+            w.tree_written(req, conn, *(row for row, _inv in wanted))
     except (providers.Conflict, exception.ClaimConflict,
             db_exc.DBDeadlock) as exc:
         raise errors.conflict("update conflict: %s" % exc,
@@ -56,7 +57,7 @@ def reshape(req):
                               alloc_handlers.placement_reason(exc)) \
             from None
     services.notifier.usage_changed(list(states.values()))
-    services.notifier.providers_changed()
+    w.tell_workers(req)
     return w.no_content(req)
 
 

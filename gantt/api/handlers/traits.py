@@ -156,8 +156,9 @@ def update_provider_traits(req):
             raise errors.bad_request("No such trait %s" %
                                      ", ".join(sorted(unknown)))
         _set(conn, row, data["traits"], row.generation)
+        w.tree_written(req, conn, row)
         resp = _send(req, conn, row.uuid)
-    w.services(req).notifier.providers_changed()
+    w.tell_workers(req)
     return resp
 
 
@@ -181,5 +182,6 @@ def delete_provider_traits(req):
     with w.services(req).db.begin() as conn:
         row = w.provider_or_404(conn, req)
         _set(conn, row, [], None)
-    w.services(req).notifier.providers_changed()
+        w.tree_written(req, conn, row)
+    w.tell_workers(req)
     return w.no_content(req)

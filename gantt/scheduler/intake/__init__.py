@@ -28,6 +28,7 @@ from gantt.db import retire as db_retire
 from gantt.objects import provider as provider_obj
 from gantt.scheduler.intake import host_identity
 from gantt.scheduler.intake import report_rules
+from gantt.scheduler.intake import rest_trees
 from gantt.scheduler.state import load as load_mod
 from gantt.scheduler.state import topology as topology_mod
 from gantt.scheduler.state import update as update_mod
@@ -57,6 +58,7 @@ class StatsService:
         self.refusals = host_identity.RefusalLog(counters)
         self._load_aggregates = load_aggregates
         self.topology = topology_mod.Topology(conf.topology.levels)
+        self.trees = rest_trees.Trees(conf, db, cache)
 
     def check_location(self, text):
         """A reported location's levels against ``[topology] levels``.
@@ -73,11 +75,12 @@ class StatsService:
         keeps whichever of a stored and a cast report is newer.
         """
         started = time.monotonic()
+        self.trees.start()
         # aggregates first: hosts they name join them as they are loaded
         self._load_aggregates()
         stored = host_load.load_host_columns(self.db)
         # in bulk: as apply_report (persisted) and apply_usage of each
-        self.cache.load(stored)
+        self.cache.load(stored, self.conf.api.compute_node_down_time)
         self.cache.load_boot_ids(db_hosts.boot_ids(self.db))
         self.reload_providers()
         self.ready.set()
@@ -108,11 +111,12 @@ class StatsService:
                         len(strays) - 20)
 
     def resync(self):
-        """The periodic repair: usage from the database, then aggregates
-        and providers (whose change casts may have been lost)."""
-        self.sync_usage()
+        """The periodic repair: usage from the database, then aggregates,
+        providers and the trees whose change casts may have been lost."""
+        _contradicted, gone = self._sync_usage()
         self._load_aggregates()
         self.reload_providers()
+        self.trees.resync(gone, self.reload_providers)
 
     # -- reports ----------------------------------------------------------
 
@@ -295,6 +299,18 @@ class StatsService:
             self.cache.apply_usage(p.uuid, p.generation, p.usage)
         return stored
 
+    # -- trees written through the REST API (see rest_trees) ------------
+
+    def reload_trees(self, uuids):
+        """Re-read the trees holding the providers ``uuids`` (the
+        ``trees_changed`` cast); see :meth:`.rest_trees.Trees.reload`."""
+        return self.trees.reload(uuids, self.reload_providers)
+
+    def host_seen(self, host):
+        """A sign of life of ``host`` that is not a report (Nova's
+        instance-info casts); see :meth:`.rest_trees.Trees.seen`."""
+        self.trees.seen(host)
+
     def retire_provider(self, provider_uuid, generation):
         """Delete a vacant standalone provider at ``generation`` (see
         :mod:`gantt.db.retire`) and forget it here; the caller tells the
@@ -335,16 +351,23 @@ class StatsService:
         :returns: how many providers' cached state contradicted the
             database
         """
+        return self._sync_usage()[0]
+
+    def _sync_usage(self):
+        """:meth:`sync_usage`; ``(contradicted, gone)``: how many
+        providers contradicted the database, and the compute nodes held
+        that it no longer has (``HostStateCache.gone_hosts``)."""
         self.cache.begin_usage_sync()
-        contradicted = self.cache.finish_usage_sync(
-            host_load.usages_by_uuid(self.db))
+        stored = host_load.usages_by_uuid(self.db)
+        gone = self.cache.gone_hosts(stored)
+        contradicted = self.cache.finish_usage_sync(stored)
         if contradicted:
             LOG.warning("Usage sync: %d provider(s) held a usage the "
                         "database does not (a forged or corrupt "
                         "provider_usage_changed cast?), now the database's: "
                         "%s", len(contradicted),
                         ", ".join(sorted(contradicted)[:10]))
-        return len(contradicted)
+        return len(contradicted), gone
 
 
 def _epoch(stored_at):

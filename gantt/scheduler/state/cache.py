@@ -20,6 +20,7 @@ Over 400 lines: every writer of the table is a method here, so that what
 """
 
 import contextlib
+import dataclasses
 import threading
 import time
 import typing
@@ -173,32 +174,59 @@ class HostStateCache:
             row = table.row_by_uuid.get(report.uuid)
             if row is not None and not self._supersedes(table, row, report):
                 return False
-            self._hold_boot(report)
-            table = rows.make_room(table, report, row is None)
-            if row is None:
-                # NOTE: write the row before publishing it (uuid map, n), so
-                # that a reader never sees a live row full of zeros
-                row = table.n
-                table.uuids[row] = report.uuid
-                # below any real generation: the first usage is always news
-                table.generation[row] = -1
-                rows.write_row(table, row, report)
-                rows.write_tree(table, row, report, was_tree=False)
-                table.row_by_uuid[report.uuid] = row
-                table.n += 1
-            else:
-                was_tree = bool(table.tree[row])
-                rows.write_row(table, row, report)
-                rows.write_tree(table, row, report, was_tree)
-            if persisted:
-                table.fingerprints[row] = report.fingerprint()
-                table.persisted_at[row] = report.received_at
-            elif table.fingerprints[row] != report.fingerprint():
-                # the row now holds content the database does not: no
-                # fingerprint may claim it (see refresh_liveness)
-                table.fingerprints[row] = None
-            self.table = table
+            self._write_report(table, row, report, persisted)
             return True
+
+    def replace_host(self, report):
+        """Hold the database's state of host ``report.uuid`` whatever its
+        sequence: a write through the REST API changed its tree
+        (``trees_changed``, or a resync found the tree ahead). The
+        sequence, boot and liveness held stay when the stored report does
+        not supersede them (an agent's report cast, not stored yet); the
+        contents are the database's until the agent's next report.
+
+        :param report: a :class:`~.update.HostUpdate` read back from the
+            database
+        """
+        with self._lock:
+            table = self.table
+            row = table.row_by_uuid.get(report.uuid)
+            if row is not None and not self._supersedes(table, row, report):
+                report = dataclasses.replace(
+                    report, report_sequence=int(table.report_sequence[row]),
+                    boot_id=self._boot_ids.get(report.uuid),
+                    received_at=max(float(table.last_seen[row]),
+                                    report.received_at))
+            self._write_report(table, row, report, persisted=True)
+
+    def _write_report(self, table, row, report, persisted):
+        """Row ``row`` (None: a new one) holds ``report`` (the lock is
+        held)."""
+        self._hold_boot(report)
+        table = rows.make_room(table, report, row is None)
+        if row is None:
+            # NOTE: write the row before publishing it (uuid map, n), so
+            # that a reader never sees a live row full of zeros
+            row = table.n
+            table.uuids[row] = report.uuid
+            # below any real generation: the first usage is always news
+            table.generation[row] = -1
+            rows.write_row(table, row, report)
+            rows.write_tree(table, row, report, was_tree=False)
+            table.row_by_uuid[report.uuid] = row
+            table.n += 1
+        else:
+            was_tree = bool(table.tree[row])
+            rows.write_row(table, row, report)
+            rows.write_tree(table, row, report, was_tree)
+        if persisted:
+            table.fingerprints[row] = report.fingerprint()
+            table.persisted_at[row] = report.received_at
+        elif table.fingerprints[row] != report.fingerprint():
+            # the row now holds content the database does not: no
+            # fingerprint may claim it (see refresh_liveness)
+            table.fingerprints[row] = None
+        self.table = table
 
     def refresh_liveness(self, report):
         """Take a report whose content the row already holds: only its
@@ -224,7 +252,7 @@ class HostStateCache:
             table.updated_at[row] = report.updated_at
             return True
 
-    def load(self, stored):
+    def load(self, stored, window=0):
         """Store every host read from the database, in bulk.
 
         The same as ``apply_report(report, persisted=True)`` of each
@@ -236,8 +264,10 @@ class HostStateCache:
         while loading) keeps the newer report, as apply_report decides.
 
         :param stored: a :class:`gantt.db.host_load.StoredHosts`
+        :param window: ``[api] compute_node_down_time``, the lease of
+            the hosts the REST API made (see HostTable.lease)
         """
-        loading = load.Loading(stored)      # parsed outside the lock
+        loading = load.Loading(stored, window)      # parsed outside the lock
         with self._lock:
             table = self.table
             fresh, others = loading.split(table.row_by_uuid)
@@ -250,7 +280,7 @@ class HostStateCache:
                 self.table = table.grown(table.n + new)
         for i in others:
             # trees, and hosts whose report was cast meanwhile
-            self.apply_report(load.stored_report(stored, i),
+            self.apply_report(load.stored_report(stored, i, window),
                               persisted=True)
             self.apply_usage(stored.uuids[i], int(stored.generation[i]),
                              stored.usage_of(i))
@@ -460,13 +490,7 @@ class HostStateCache:
             self._refresh_sharing(table)
             row = table.row_by_uuid.pop(provider_uuid, None)
             if row is not None:
-                table.kind[row] = table_mod.NO_KIND
-                table.instance_link[row] = -1
-                table.disabled[row] = True
-                table.has_inventory[row] = False
-                rows_of_name = table.rows_by_host.get(table.hosts[row], [])
-                if row in rows_of_name:
-                    rows_of_name.remove(row)
+                _retire_row(table, row)
             return True
 
     def standalone_providers(self):
@@ -474,6 +498,60 @@ class HostStateCache:
         index = self.table.providers
         return [p for p in map(index.get, list(self._standalone))
                 if p is not None]
+
+    def is_standalone(self, uuid):
+        return uuid in self._standalone
+
+    # -- hosts the REST API made or changed -----------------------------
+
+    def forget_host(self, uuid):
+        """Compute node ``uuid`` is a host no longer (its provider was
+        deleted, lost ``COMPUTE_NODE`` or became a child): its row stays,
+        of no kind, as :meth:`remove_provider` leaves one; False for a
+        uuid that is no compute node held."""
+        with self._lock:
+            table = self.table
+            row = table.row_by_uuid.get(uuid)
+            if row is None or table.kind_of(row) != table_mod.COMPUTE:
+                return False
+            table.providers.remove_tree(uuid)
+            del table.row_by_uuid[uuid]
+            _retire_row(table, row)
+            self._boot_ids.pop(uuid, None)
+            return True
+
+    def seen(self, host, now):
+        """A sign of life of ``host`` from outside its reports (Nova's
+        instance-info casts): a host on a lease (the REST API made it,
+        see HostTable.lease) is heard from at ``now``.
+
+        :returns: ``(uuid, persisted_at)`` of that host, or None (no such
+            host, or one an agent reports)
+        """
+        with self._lock:
+            table = self.table
+            for row in table.rows_by_host.get(host, ()):
+                if table.lease[row] and table.kind[row] >= 0:
+                    table.last_seen[row] = max(table.last_seen[row], now)
+                    return table.uuids[row], float(table.persisted_at[row])
+            return None
+
+    def mark_persisted(self, uuid, at):
+        """The database holds ``at`` as host ``uuid``'s last sign of
+        life."""
+        with self._lock:
+            row = self.table.row_by_uuid.get(uuid)
+            if row is not None:
+                self.table.persisted_at[row] = at
+
+    def gone_hosts(self, stored):
+        """The compute nodes held that ``stored`` (``{provider uuid:
+        (generation, usage)}`` of every provider, as the usage sync reads
+        it) does not have: deleted through the REST API."""
+        table = self.table
+        compute = table.kinds_index.get(table_mod.COMPUTE)
+        return [uuid for uuid, row in list(table.row_by_uuid.items())
+                if table.kind[row] == compute and uuid not in stored]
 
     def _refresh_sharing(self, table):
         pools = [p for p in map(table.providers.get, list(self._standalone))
@@ -605,3 +683,15 @@ class HostStateCache:
 
     def now(self):
         return self._clock()
+
+
+def _retire_row(table, row):
+    """A row no request considers and no operator listing shows: its
+    provider is gone, or no longer what the row was (the lock is held)."""
+    table.kind[row] = table_mod.NO_KIND
+    table.instance_link[row] = -1
+    table.disabled[row] = True
+    table.has_inventory[row] = False
+    rows_of_name = table.rows_by_host.get(table.hosts[row], [])
+    if row in rows_of_name:
+        rows_of_name.remove(row)

@@ -180,9 +180,13 @@ class HostView:
     # -- status -----------------------------------------------------------
 
     def up(self):
-        """Hosts that reported within ``service_down_time``."""
-        return (self.now - self.table.last_seen[:self.n]) <= (
-            self.service_down_time)
+        """Hosts that reported within ``service_down_time`` (or within
+        their own lease: see ``HostTable.lease``)."""
+        age = self.now - self.table.last_seen[:self.n]
+        if not self.table.leased:
+            return age <= self.service_down_time
+        lease = self.table.lease[:self.n]
+        return age <= np.where(lease > 0, lease, self.service_down_time)
 
     # -- resources --------------------------------------------------------
 
@@ -447,7 +451,7 @@ class HostView:
             availability_zone=(t.zones_index.names[zone]
                                if zone >= 0 else None),
             disabled=bool(t.disabled[row]),
-            up=bool(self.now - t.last_seen[row] <= self.service_down_time),
+            up=t.is_up(row, self.now, self.service_down_time),
             num_instances=int(t.num_instances[row]),
             num_io_ops=int(t.num_io_ops[row]),
             resources=resources,

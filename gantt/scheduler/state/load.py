@@ -57,9 +57,10 @@ def stored_provider(stored, root_uuid):
         aggregates=frozenset(stored.aggregates))
 
 
-def stored_report(stored, i):
+def stored_report(stored, i, window=0):
     """Host ``i`` of a StoredHosts as a :class:`~.update.HostUpdate`
-    (what the cache holds of it once loaded)."""
+    (what the cache holds of it once loaded; ``window``: ``[api]
+    compute_node_down_time``)."""
     caps, stats, metrics, numa_cells, pci_pools = _report_details(
         stored.details(i))
     uuid = stored.uuids[i]
@@ -79,8 +80,32 @@ def stored_report(stored, i):
         instance_uuids=_instance_uuids(stored.instance_uuids[i]),
         numa_cells=numa_cells, pci_pools=pci_pools,
         location=stored.locations[i],
+        lease=update_mod.api_lease(stored.sources[i], window),
         children=tuple(stored_provider(c, uuid)
                        for c in stored.children.get(i, ())))
+
+
+def stored_host(stored, window=0):
+    """A :class:`gantt.db.host_load.StoredHost` as a
+    :class:`~.update.HostUpdate` (``window``: ``[api]
+    compute_node_down_time``)."""
+    r, uuid = stored.report, stored.root.uuid
+    caps, stats, metrics, numa_cells, pci_pools = _report_details(r.details)
+    return update_mod.HostUpdate(
+        uuid=uuid, host=r.host, nodename=r.nodename, cell_uuid=r.cell_uuid,
+        availability_zone=r.availability_zone, disabled=bool(r.disabled),
+        report_sequence=int(r.report_sequence),
+        num_instances=int(r.num_instances), num_io_ops=int(r.num_io_ops),
+        inventories=_inventories(stored.root.inventories),
+        traits=frozenset(stored.root.traits),
+        aggregates=frozenset(stored.root.aggregates), capabilities=caps,
+        stats=stats, metrics=metrics, updated_at=r.agent_updated_at,
+        received_at=r.received_at.replace(
+            tzinfo=datetime.timezone.utc).timestamp(),
+        instance_uuids=_instance_uuids(r.instance_uuids),
+        numa_cells=numa_cells, pci_pools=pci_pools, location=r.location,
+        boot_id=r.boot_id, lease=update_mod.api_lease(r.source, window),
+        children=tuple(stored_provider(c, uuid) for c in stored.children))
 
 
 class Loading:
@@ -88,8 +113,10 @@ class Loading:
     parsed once per distinct text, and the fingerprints of the hosts
     without children (as their stored reports')."""
 
-    def __init__(self, stored):
+    def __init__(self, stored, window=0):
         self.stored = stored
+        self.leases = np.array([update_mod.api_lease(s, window)
+                                for s in stored.sources], dtype=np.float64)
         self.details = [_report_details(t) for t in stored.detail_texts]
         self.fingerprints = self._fingerprints()
 
@@ -207,6 +234,9 @@ def _load_identity(table, loading, pick, start):
     # come in through HostStateCache.apply_provider)
     table.kind[start:end] = table.kinds_index.get(table_mod.COMPUTE)
     table.last_seen[start:end] = stored.received_at[pick]
+    table.lease[start:end] = loading.leases[pick]
+    if loading.leases[pick].any():
+        table.leased = True
     table.persisted_at[start:end] = stored.received_at[pick]
     table.report_sequence[start:end] = stored.report_sequence[pick]
     table.num_instances[start:end] = stored.num_instances[pick]

@@ -89,6 +89,9 @@ def write_row(table, row, update):
     table.instance_link[row] = (table.links_index.add(update.instance_uuid)
                                 if update.instance_uuid else -1)
     table.last_seen[row] = update.received_at
+    table.lease[row] = update.lease
+    if update.lease:
+        table.leased = True
     table.report_sequence[row] = update.report_sequence
     table.num_instances[row] = update.num_instances
     table.num_io_ops[row] = update.num_io_ops

@@ -84,6 +84,11 @@ class HostTable:
     # status
     disabled: np.ndarray       # bool
     last_seen: np.ndarray      # float64 epoch seconds of the last report
+    # seconds a sign of life keeps the row up, 0 for ``service_down_time``
+    # (a compute node the REST API made a host: ``[api]
+    # compute_node_down_time``, inf when that is 0); ``leased`` says
+    # whether any row has one (else up() reads one column less)
+    lease: np.ndarray          # float64
     report_sequence: np.ndarray  # int64
     generation: np.ndarray     # int64, as last known from the database
     num_instances: np.ndarray  # int64
@@ -163,6 +168,8 @@ class HostTable:
     # how many claim marks ``pending`` holds: none (the usual case) spares
     # every filter pass adding the whole column
     marks: int = 0
+    # whether any row has a lease (see ``lease``)
+    leased: bool = False
 
     @classmethod
     def empty(cls, rows=_INITIAL_ROWS, cols=_INITIAL_COLS):
@@ -189,7 +196,8 @@ class HostTable:
             links_index=columns_mod.KeyIndex(),
             instance_link=np.full(rows, -1, dtype=np.int32),
             disabled=np.zeros(rows, dtype=bool),
-            last_seen=np.zeros(rows), report_sequence=np.zeros(rows, np.int64),
+            last_seen=np.zeros(rows), lease=np.zeros(rows),
+            report_sequence=np.zeros(rows, np.int64),
             generation=np.zeros(rows, np.int64),
             num_instances=np.zeros(rows, np.int64),
             num_io_ops=np.zeros(rows, np.int64),
@@ -294,6 +302,11 @@ class HostTable:
         return not (self.used[row, :width].any()
                     or self.pending[row, :width].any())
 
+    def is_up(self, row, now, service_down_time):
+        """Whether row ``row`` was heard from recently enough."""
+        window = self.lease[row] or service_down_time
+        return bool(now - self.last_seen[row] <= window)
+
     def host_state(self, row, now, service_down_time, vacancy_kinds=()):
         """The operator view of one row, as a HostState object (classes,
         traits and aggregates sorted: the same whatever order the worker
@@ -331,7 +344,7 @@ class HostTable:
             generation=int(self.generation[row]),
             report_sequence=int(self.report_sequence[row]),
             updated_at=self.updated_at[row],
-            up=bool(now - self.last_seen[row] <= service_down_time),
+            up=self.is_up(row, now, service_down_time),
             disabled=bool(self.disabled[row]),
             kind=self.kind_of(row), service=self.services[row],
             capabilities=dict(self.capabilities[row] or {}),

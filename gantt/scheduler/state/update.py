@@ -12,6 +12,7 @@ in, ``gantt.objects.ProviderReport`` a standalone provider's report.)
 import dataclasses
 import datetime
 import functools
+import math
 import typing
 
 from gantt.scheduler.state import numa as numa_mod
@@ -87,6 +88,9 @@ class HostUpdate:
     # where the provider is, as reported (``room=r1/rack=b07``, checked
     # by the intake; None: the report does not say)
     location: str | None = None
+    # seconds a sign of life keeps the host up; 0: ``[scheduler]
+    # service_down_time`` (see HostTable.lease)
+    lease: float = 0.0
 
     @classmethod
     def from_compute_node(cls, node, received_at):
@@ -221,6 +225,16 @@ class Standalone:
                    capabilities=dict(report.capabilities),
                    instance_uuid=report.instance_uuid,
                    location=report.location)
+
+
+def api_lease(source, window):
+    """The lease (HostUpdate.lease) of a host whose row ``source`` wrote
+    (``host_reports.source``): ``window`` (``[api]
+    compute_node_down_time``; inf when 0) for one the REST API made, 0
+    for an agent's."""
+    if source is None:
+        return 0.0
+    return float(window) if window else math.inf
 
 
 def inventory_hash(inventories):

@@ -42,16 +42,17 @@ def _free_port():
 class ApiProcess:
     """``gantt-api`` started from its console script."""
 
-    def __init__(self, tmpdir, daemon):
+    def __init__(self, tmpdir, daemon, extra=""):
+        """:param extra: more options of ``[api]``"""
         self.port = _free_port()
         self.conf_file = os.path.join(tmpdir, "api.conf")
         self.log_file = os.path.join(tmpdir, "api.log")
         with open(self.conf_file, "w") as out:
             out.write("[DEFAULT]\ntransport_url = %s\n[database]\n"
                       "connection = %s\n[scheduler]\ntopic = %s\n"
-                      "[api]\nauth_strategy = noauth2\nport = %d\n" % (
+                      "[api]\nauth_strategy = noauth2\nport = %d\n%s\n" % (
                           daemon.conf.transport_url, daemon.db_url,
-                          daemon.topic, self.port))
+                          daemon.topic, self.port, extra))
         self.url = "http://127.0.0.1:%d" % self.port
 
     def start(self):

@@ -125,6 +125,7 @@ def _bases():
                                         report_sequence=1))}),
         "delete_provider": ("call", "1.3", {"provider_uuid": consumer}),
         "providers_changed": ("cast", "1.3", {}),
+        "trees_changed": ("cast", "1.13", {"root_uuids": [consumer]}),
         "retire_provider": ("call", "1.9", {"provider_uuid": consumer,
                                             "generation": 0}),
         "get_allocation_candidates": ("call", "1.3", {

@@ -3,8 +3,10 @@ and Nova's scheduler client against the daemon, on one database: the
 conductor's re-claim of an alternate, and nova-compute's provider tree.
 """
 
+import time
 import uuid
 
+from nova import exception as nova_exception
 from nova.scheduler import utils as nova_scheduler_utils
 from nova.scheduler.client import report as nova_report
 from oslo_serialization import jsonutils
@@ -72,11 +74,12 @@ def test_a_reclaim_that_no_longer_fits_is_refused(gantt_and_api):
     assert gantt.allocations(spec.instance_uuid) == {}
 
 
-def test_nova_computes_provider_tree_is_stored_in_gantt(gantt_and_api):
+def test_nova_computes_provider_tree_is_a_host_to_gantt(gantt_and_api):
     """nova-compute's resource tracker reports its node through Nova's
     report client; Gantt's database holds the provider, its inventory and
-    traits. (The scheduler does not place on it yet: see "Not yet" in
-    doc/source/admin/nova.rst.)"""
+    traits, and Nova's scheduler client lands on the node (no Gantt agent
+    reports it: see "Compute nodes nova-compute makes through the
+    Placement API" in doc/source/admin/nova.rst)."""
     gantt = gantt_and_api
     ctxt = nr.ctxt()
     node = str(uuid.uuid4())
@@ -85,7 +88,9 @@ def test_nova_computes_provider_tree_is_stored_in_gantt(gantt_and_api):
 
     tree = report.get_provider_tree_and_ensure_root(ctxt, node, name=name)
     tree.update_inventory(name, INVENTORY)
-    tree.update_traits(name, ["HW_CPU_X86_AVX", "COMPUTE_IMAGE_TYPE_RAW"])
+    # the resource tracker marks every node it reports COMPUTE_NODE
+    tree.update_traits(name, ["HW_CPU_X86_AVX", "COMPUTE_IMAGE_TYPE_RAW",
+                              "COMPUTE_NODE"])
     report.update_from_provider_tree(ctxt, tree)
 
     with gantt.database.db.begin() as conn:
@@ -101,7 +106,30 @@ def test_nova_computes_provider_tree_is_stored_in_gantt(gantt_and_api):
     again = fresh.get_provider_tree_and_ensure_root(ctxt, node)
     assert again.data(node).inventory == INVENTORY
     assert again.data(node).traits == {"HW_CPU_X86_AVX",
-                                       "COMPUTE_IMAGE_TYPE_RAW"}
+                                       "COMPUTE_IMAGE_TYPE_RAW",
+                                       "COMPUTE_NODE"}
+
+    # Nova's conductor asks Gantt, which knows the node from the API alone
+    spec = nr.spec()
+    [[selection]] = _eventually(lambda: gantt.query.select_destinations(
+        ctxt, spec, [spec.instance_uuid], return_objects=True))
+    assert (selection.compute_node_uuid, selection.service_host,
+            selection.nodename) == (node, name, name)
+    assert gantt.allocations(spec.instance_uuid) == {
+        spec.instance_uuid: {node: FLAVOR_USAGE}}
+
+
+def _eventually(call, timeout=15):
+    """``call()`` once the workers learnt the node (the API's cast)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return call()
+        except nova_exception.NoValidHost:
+            # until the API's cast is applied
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 INVENTORY = {

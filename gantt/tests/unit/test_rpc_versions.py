@@ -58,7 +58,7 @@ def test_each_rpc_version_names_object_versions_that_existed():
     ("1.0", "1.0"), ("1.1", "1.0"), ("1.2", "1.2"), ("1.3", "1.3"),
     ("1.4", "1.4"), ("1.5", "1.5"), ("1.6", "1.6"), ("1.7", "1.7"),
     ("1.8", "1.8"), ("1.9", "1.9"), ("1.10", "1.10"), ("1.11", "1.11"),
-    ("1.12", "1.12"), ("1.13", "1.12")])
+    ("1.12", "1.12"), ("1.13", "1.13"), ("1.14", "1.13")])
 def test_a_cap_uses_the_newest_version_at_or_below_it(cap, expected):
     assert versions.manifest_for(cap) == versions.OBJECT_VERSIONS[expected]
 
@@ -233,3 +233,21 @@ def test_a_worker_keeps_one_reply_serializer_per_version():
         dispatcher._replies_for("1." + "0" * i)
     assert len(dispatcher._reply_serializers) == 2
     assert dispatcher._replies_for("x") is dispatcher.serializer.base
+
+
+@pytest.mark.parametrize("cap, sent", [
+    (None, ("trees_changed", {"root_uuids": ["r1", "r2"]})),
+    ("1.13", ("trees_changed", {"root_uuids": ["r1", "r2"]})),
+    # older workers re-read the standalone providers only
+    ("1.12", ("providers_changed", {})),
+    ("1.3", ("providers_changed", {}))])
+def test_trees_changed_falls_back_below_1_13(fake_transport, monkeypatch,
+                                             cap, sent):
+    client = rpc_client.SchedulerClient(fake_transport, "t",
+                                        version_cap=cap)
+    casts = []
+    monkeypatch.setattr(
+        client, "_cast_to_all",
+        lambda prepared, ctxt, method, **kw: casts.append((method, kw)))
+    client.trees_changed(None, ("r1", "r2"))
+    assert casts == [sent]

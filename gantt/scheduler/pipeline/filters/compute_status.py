@@ -7,7 +7,9 @@ from gantt.scheduler.pipeline import filters
 
 class ComputeFilter(filters.BaseFilter):
     """A host is usable when it is not disabled and its last report is no
-    older than ``[scheduler] service_down_time``."""
+    older than ``[scheduler] service_down_time`` (a compute node the REST
+    API made: its last sign of life no older than ``[api]
+    compute_node_down_time``; see HostTable.lease)."""
 
     name = "ComputeFilter"
     provider_kinds = filters.COMPUTE
