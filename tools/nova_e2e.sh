@@ -4,7 +4,8 @@
 # on MariaDB and PostgreSQL (see doc/source/admin/nova.rst). Shares the
 # cached virtualenv of tools/nova_diff.sh (.venv-nova-diff: Gantt and
 # nova 34, pinned by gantt/tests/nova_diff/constraints.txt). Extra arguments go to
-# pytest, e.g. -x, -k mysql.
+# pytest, e.g. -x, -k mysql. GANTT_NOVA_E2E_TESTS names another folder
+# to run in the same virtualenv (tools/nova_minicloud.sh does).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PYTHON=${PYTHON:-python3}
@@ -16,4 +17,4 @@ oracle_venv "${GANTT_NOVA_DIFF_VENV:-$ROOT/.venv-nova-diff}" nova-diff yes \
 VENV=$ORACLE_VENV
 cd "$ROOT"
 exec "$VENV/bin/python" -W ignore::DeprecationWarning -m pytest \
-    -p no:cacheprovider gantt/tests/nova_e2e "$@"
+    -p no:cacheprovider "${GANTT_NOVA_E2E_TESTS:-gantt/tests/nova_e2e}" "$@"

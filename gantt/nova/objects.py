@@ -229,12 +229,19 @@ class RequestLevelParams(NovaObject):
 
 @register
 class SchedulerLimits(NovaObject):
+    """Nova's SchedulerLimits 1.0. ``numa_topology`` is always sent (as
+    None: Gantt sets no NUMA limits), since Nova's ``to_dict`` (which its
+    conductor calls on every Selection it builds on) reads every field."""
+
     VERSION = "1.0"
     fields = {
+        "numa_topology": fields.ObjectField("NUMATopologyLimits",
+                                            nullable=True, default=None),
         "vcpu": fields.IntegerField(nullable=True, default=None),
         "disk_gb": fields.IntegerField(nullable=True, default=None),
         "memory_mb": fields.IntegerField(nullable=True, default=None),
     }
+    obj_relationships = {"numa_topology": [("1.0", "1.1")]}
 
 
 @register

@@ -186,7 +186,7 @@ def selection(sel, zone, cell_uuid):
         service_host=sel.service_host, nodename=sel.nodename,
         limits=nova_objects.SchedulerLimits(
             vcpu=limits.get("vcpu"), disk_gb=limits.get("disk_gb"),
-            memory_mb=limits.get("memory_mb")),
+            memory_mb=limits.get("memory_mb"), numa_topology=None),
         allocation_request=allocation_request(sel) if claims else None,
         allocation_request_version=(ALLOCATION_REQUEST_VERSION if claims
                                     else None),

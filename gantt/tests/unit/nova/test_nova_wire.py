@@ -134,8 +134,12 @@ def test_gantts_selection_is_written_as_novas():
     assert sorted(mine["nova_object.data"]) == sorted(
         nova["nova_object.data"])
     limits = mine["nova_object.data"]["limits"]
-    assert limits["nova_object.version"] == nova["nova_object.data"][
-        "limits"]["nova_object.version"]
+    novas = nova["nova_object.data"]["limits"]
+    assert limits["nova_object.version"] == novas["nova_object.version"]
+    # every field of Nova 34's SchedulerLimits set, as Nova's conductor
+    # reads them all (SchedulerLimits.to_dict, for each Selection)
+    assert sorted(limits["nova_object.data"]) == [
+        "disk_gb", "memory_mb", "numa_topology", "vcpu"]
 
 
 def test_the_allocation_request_is_placements_body_at_1_36():
