@@ -214,11 +214,12 @@ def tree_written(req, conn, *rows):
     :func:`tell_workers`."""
     from gantt.db import api_hosts
     now = timeutils.utcnow()
+    cell = services(req).conf.nova.default_cell_uuid
     roots = req.environ.setdefault(_CHANGED_ROOTS, set())
     for row in rows:
         if row.root_uuid not in roots:
             roots.add(row.root_uuid)
-            api_hosts.refresh(conn, row.root_id, now)
+            api_hosts.refresh(conn, row.root_id, now, cell)
 
 
 def tell_workers(req):

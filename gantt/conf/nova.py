@@ -45,7 +45,9 @@ default_availability_zone``).
 The cell a Selection names for a host whose agent reported none. Nova's
 conductor looks a host's cell up by this uuid after a failed build; set it
 to the uuid of cell1 (``nova-manage cell_v2 list_cells``) when Nova's
-computes report through Placement and name no cell.
+computes report through Placement and name no cell. gantt-api stores it as
+the cell of the compute nodes Nova's computes make through the Placement
+API, so that moves Nova keeps in the instance's cell find them.
 """),
 ]
 

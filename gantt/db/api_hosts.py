@@ -9,14 +9,16 @@ say, when the API owns it (``source`` is :data:`SOURCE`):
 
 * a root with the ``COMPUTE_NODE`` trait and no row (no agent reports
   it; not a standalone provider) gets one: host and nodename its name,
-  no cell and no zone (``[nova] default_cell_uuid`` and the aggregates'
-  zones apply), disabled while it has ``COMPUTE_STATUS_DISABLED`` (the
+  the cell ``cell_uuid`` (the API's ``[nova] default_cell_uuid``: Nova's
+  computes name no cell to Placement, and the Selections name that cell
+  for them; None when unset), no zone (the aggregates' zones apply),
+  disabled while it has ``COMPUTE_STATUS_DISABLED`` (the
   trait Nova sets on a disabled compute service), ``report_sequence`` the
   lowest there is, so that an agent's first report of the node
   supersedes it and from then on owns the row. A name another compute
   node holds as its host gives no row (one host name, one compute node);
 * a row the API owns follows the root: its nodename the root's name, its
-  disabled flag the trait, ``received_at`` the time of this write (a
+  cell ``cell_uuid``, its disabled flag the trait, ``received_at`` the time of this write (a
   sign of life, see ``[api] compute_node_down_time``); it is deleted when
   the root loses ``COMPUTE_NODE``;
 * a row an agent wrote is left alone: the agent's reports describe the
@@ -49,7 +51,7 @@ COMPUTE_NODE = "COMPUTE_NODE"
 DISABLED = "COMPUTE_STATUS_DISABLED"
 
 
-def refresh(conn, root_id, now):
+def refresh(conn, root_id, now, cell_uuid=None):
     """Bring root provider ``root_id``'s host row to the API's rows (see
     the module's docstring); inside the REST write's transaction.
 
@@ -66,8 +68,8 @@ def refresh(conn, root_id, now):
     row = conn.execute(sa.select(REPORTS.c.source).where(
         REPORTS.c.resource_provider_id == root_id)).first()
     if row is None:
-        return _create(conn, root_id, root.name, traits, now) if (
-            compute) else None
+        return _create(conn, root_id, root.name, traits, now,
+                       cell_uuid) if compute else None
     if row.source != SOURCE:
         return None
     mine = REPORTS.c.resource_provider_id == root_id
@@ -75,7 +77,8 @@ def refresh(conn, root_id, now):
         conn.execute(REPORTS.delete().where(mine))
         return "deleted"
     conn.execute(REPORTS.update().where(mine).values(
-        nodename=root.name, disabled=DISABLED in traits, received_at=now))
+        nodename=root.name, cell_uuid=cell_uuid,
+        disabled=DISABLED in traits, received_at=now))
     return "updated"
 
 
@@ -85,7 +88,7 @@ def _standalone(conn, root_id):
         held == root_id)).first() is not None
 
 
-def _create(conn, root_id, name, traits, now):
+def _create(conn, root_id, name, traits, now, cell_uuid):
     holder = conn.execute(sa.select(REPORTS.c.resource_provider_id).where(
         REPORTS.c.host == name)).first()
     if holder is not None:
@@ -97,7 +100,7 @@ def _create(conn, root_id, name, traits, now):
         with conn.begin_nested():
             conn.execute(REPORTS.insert().values(
                 resource_provider_id=root_id, host=name, nodename=name,
-                disabled=DISABLED in traits,
+                cell_uuid=cell_uuid, disabled=DISABLED in traits,
                 report_sequence=db_hosts.RESET_SEQUENCE, num_instances=0,
                 num_io_ops=0, details="{}", received_at=now,
                 source=SOURCE))

@@ -88,6 +88,22 @@ def test_a_compute_node_root_becomes_a_host(api, told):
     assert told.roots == [[node]] * 3
 
 
+def test_the_node_is_in_nova_s_default_cell(api_conf, sqlite_db, told):
+    """Nova's computes name no cell to Placement; the Selections name
+    ``[nova] default_cell_uuid`` for such a node, and so does its row, so
+    that a move Nova keeps in the instance's cell still finds it."""
+    cell = str(uuid.uuid4())
+    api_conf.set_override("default_cell_uuid", cell, "nova")
+    api = Client(app_mod.make_app(api_conf, db=sqlite_db, notifier=told))
+    api.db = sqlite_db
+    node = _node(api, "cn-cell")
+    assert _host_rows(sqlite_db)["cn-cell"].cell_uuid == cell
+    other = str(uuid.uuid4())
+    api_conf.set_override("default_cell_uuid", other, "nova")
+    _set_traits(api, node, ["COMPUTE_NODE", "HW_CPU_X86_AVX2"])
+    assert _host_rows(sqlite_db)["cn-cell"].cell_uuid == other
+
+
 def test_without_compute_node_there_is_no_host(api):
     _node(api, "plain", traits=["HW_CPU_X86_AVX2"])
     assert _host_rows(api.db) == {}
