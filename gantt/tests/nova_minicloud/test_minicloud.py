@@ -9,7 +9,10 @@ of the allocation Gantt holds, and that allocation is the flavor's.
 """
 
 import os
+import time
 
+from nova import context as nova_context
+from nova import objects
 from nova.compute import api as compute_api
 from nova.compute import vm_states
 
@@ -79,3 +82,58 @@ def test_failed_build_lands_on_gantts_alternate(minicloud):
     assert instance.host != failed_on
     _assert_holds_exactly(minicloud, instance, flavor)
     _delete(minicloud, instance)
+
+
+def _reload(cloud, instance):
+    with nova_context.target_cell(cloud.context, cloud.cell) as cctx:
+        return objects.Instance.get_by_uuid(
+            cctx, instance.uuid, expected_attrs=[
+                "flavor", "system_metadata", "metadata", "info_cache"])
+
+
+def _state(vm_state):
+    def done(instance):
+        assert instance.vm_state != vm_states.ERROR, instance.fault
+        return instance.vm_state == vm_state and instance.task_state is None
+    return done
+
+
+def _migrations(cloud, instance):
+    with nova_context.target_cell(cloud.context, cloud.cell) as cctx:
+        return list(objects.MigrationList.get_by_filters(
+            cctx, {"instance_uuid": instance.uuid}))
+
+
+def _wait_no_allocations(cloud, consumer, timeout=60):
+    deadline = time.monotonic() + timeout
+    while cloud.gantt_allocations(consumer):
+        assert time.monotonic() < deadline, cloud.gantt_allocations(consumer)
+        time.sleep(0.5)
+
+
+def test_resize_moves_to_the_node_gantt_claimed(minicloud):
+    ctx = minicloud.context
+    small = boot.make_flavor(ctx, "m1.before", 1, 512, 1)
+    big = boot.make_flavor(ctx, "m1.after", 2, 2048, 3)
+    instance = _boot(minicloud, "vm-resize", small)
+    source = minicloud.node_uuid(instance)
+
+    with nova_context.target_cell(ctx, minicloud.cell) as cctx:
+        compute_api.API().resize(cctx, _reload(minicloud, instance),
+                                 flavor_id=big.flavorid)
+    resized = boot.wait_for_instance(ctx, minicloud.cell, instance.uuid,
+                                     _state(vm_states.RESIZED))
+    assert resized.host != instance.host
+    _assert_holds_exactly(minicloud, resized, big)
+    [migration] = _migrations(minicloud, instance)
+    # the source holds the old flavor, for the migration, until confirmed
+    assert minicloud.gantt_allocations(migration.uuid) == {source: {
+        "VCPU": 1, "MEMORY_MB": 512, "DISK_GB": 1}}
+
+    with nova_context.target_cell(ctx, minicloud.cell) as cctx:
+        compute_api.API().confirm_resize(cctx, _reload(minicloud, resized))
+    boot.wait_for_instance(ctx, minicloud.cell, instance.uuid,
+                           _state(vm_states.ACTIVE))
+    _wait_no_allocations(minicloud, migration.uuid)
+    _assert_holds_exactly(minicloud, resized, big)
+    _delete(minicloud, resized)
