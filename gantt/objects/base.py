@@ -1,10 +1,33 @@
 """Base class, registry and RPC serializer of Gantt's versioned objects."""
 
+from oslo_utils import versionutils
 from oslo_versionedobjects import base as ovo_base
+from oslo_versionedobjects import exception as ovo_exc
+
+#: the project namespace of every Gantt object
+NAMESPACE = "gantt"
 
 
 class GanttObjectRegistry(ovo_base.VersionedObjectRegistry):
     pass
+
+
+def classes_named(name):
+    """Gantt's classes of object ``name``, newest first.
+
+    ovo's registry is one per process and keyed by name alone: a process
+    that holds another project's objects too (Nova's, where Nova's tests
+    or a Nova service run ``gantt.fixture``) has ``Selection``,
+    ``RequestSpec``, ``ComputeNode``... of both under the same names.
+    """
+    return [cls for cls in GanttObjectRegistry.obj_classes().get(name, ())
+            if cls.OBJ_PROJECT_NAMESPACE == NAMESPACE]
+
+
+def gantt_classes():
+    """``{name: classes_named(name)}`` for every Gantt object name."""
+    return {name: found for name in list(GanttObjectRegistry.obj_classes())
+            if (found := classes_named(name))}
 
 
 class GanttObject(ovo_base.VersionedObject,
@@ -12,7 +35,23 @@ class GanttObject(ovo_base.VersionedObject,
     """Every Gantt wire object: namespace ``gantt``, dict-free by design."""
 
     OBJ_SERIAL_NAMESPACE = "gantt_object"
-    OBJ_PROJECT_NAMESPACE = "gantt"
+    OBJ_PROJECT_NAMESPACE = NAMESPACE
+
+    @classmethod
+    def obj_class_from_name(cls, objname, objver):
+        """ovo's choice (the exact version, else the newest compatible
+        one) among Gantt's classes only (see :func:`classes_named`)."""
+        found = classes_named(objname)
+        if not found:
+            raise ovo_exc.UnsupportedObjectError(objtype=objname)
+        for candidate in found:
+            if candidate.VERSION == objver:
+                return candidate
+        for candidate in found:
+            if versionutils.is_compatible(objver, candidate.VERSION):
+                return candidate
+        raise ovo_exc.IncompatibleObjectVersion(
+            objname=objname, objver=objver, supported=found[0].VERSION)
 
     # NOTE: ovo's generic obj_to_primitive and obj_what_changed look every
     # field up through properties and ``obj_fields`` (a list built per

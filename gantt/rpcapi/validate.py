@@ -581,9 +581,7 @@ objects.register_all()
 #: project's objects too (Nova's, in the tests that drive Gantt with
 #: Nova's clients) has theirs in it as well
 _SCHEMAS = {name: _schema(classes[0]) for name, classes in
-            objects_base.GanttObjectRegistry.obj_classes().items()
-            if classes[0].OBJ_PROJECT_NAMESPACE
-            == objects_base.GanttObject.OBJ_PROJECT_NAMESPACE}
+            objects_base.gantt_classes().items()}
 
 
 # -- RPC arguments: check(value, limits) -------------------------------------

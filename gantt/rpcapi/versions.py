@@ -154,7 +154,7 @@ def _children(cls):
 
 @functools.lru_cache(maxsize=16)
 def _needing_backport(manifest_items):
-    classes = base.GanttObjectRegistry.obj_classes()
+    classes = base.gantt_classes()
     stale = {name for name, version in manifest_items
              if classes[name][0].VERSION != version}
     needs = {}

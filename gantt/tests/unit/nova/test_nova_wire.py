@@ -142,6 +142,19 @@ def test_gantts_selection_is_written_as_novas():
         "disk_gb", "memory_mb", "numa_topology", "vcpu"]
 
 
+def test_every_field_of_the_limits_is_set():
+    """Nova's conductor calls ``SchedulerLimits.to_dict``, which reads
+    every field: one left unset fails the build (NotImplementedError)."""
+    gantt_sel = _gantt_selection()
+    gantt_sel.limits = {"vcpu": 4}
+    sel = translate.selection(gantt_sel, "az1", CELL)
+    limits = nova_objects.NovaObjectSerializer().serialize_entity(
+        None, sel)["nova_object.data"]["limits"]["nova_object.data"]
+
+    assert limits == {"numa_topology": None, "vcpu": 4, "disk_gb": None,
+                      "memory_mb": None}
+
+
 def test_the_allocation_request_is_placements_body_at_1_36():
     sel = translate.selection(_gantt_selection(), None, None)
 

@@ -1,0 +1,227 @@
+"""Gantt in the places of Placement and nova-scheduler, inside Nova's own
+functional tests.
+
+This is test-harness code that patches Nova's and Placement's test
+fixtures, on purpose: Nova's functional tests (``nova/tests/functional``
+of the nova package) build their cloud in ``setUp`` from
+``nova.tests.functional.fixtures.PlacementFixture`` (whose base class,
+Placement's own fixture, runs Placement's WSGI application behind
+wsgi-intercept) and ``self.start_service('scheduler')`` (nova-scheduler's
+manager on oslo.messaging's fake transport). Those tests cannot be told
+to use something else, so :func:`install` swaps the two, once, before
+they are imported:
+
+* Placement's fixture (``placement.tests.functional.fixtures.placement.
+  PlacementFixture.setUp``) is replaced by :func:`gantt_placement_setup`:
+  ``gantt-api``'s WSGI application (``gantt.api.app.make_app``, ``[api]
+  auth_strategy = noauth2``, the token Nova's fixture passes) on a fresh,
+  migrated Gantt database in a temporary SQLite file, behind
+  wsgi-intercept at the endpoint Nova's report client is pointed at.
+  Nova's subclass keeps the rest (its report client's HTTP verbs sent to
+  that endpoint, its ``PlacementApiClient``), so every provider, inventory
+  and allocation nova-compute and nova-conductor write lands in Gantt.
+* ``nova.test.TestCase.start_service('scheduler')`` starts a
+  :class:`gantt.fixture.GanttFixture` worker on the same database with
+  ``[nova] enabled`` instead: it serves Nova's scheduler topic on the
+  fake transport (oslo.messaging's fake exchanges are process-wide, so
+  Nova's conductor reaches it), its Selections name the test's cell1.
+  Every other service is Nova's own.
+
+What Nova's tests reach into that nova-scheduler has and Gantt has not
+(``self.scheduler_service.manager``, its host manager, its filters by
+Python class) fails those tests, and the report says so.
+"""
+
+import dataclasses
+import os
+import sys
+
+import fixtures
+from oslo_config import cfg
+from oslo_middleware import cors
+from oslo_policy import opts as policy_opts
+from oslo_utils import uuidutils
+from wsgi_intercept import interceptor
+
+from gantt import fixture as gantt_fixture
+from gantt import rpc
+from gantt.api import app as app_mod
+from gantt.api import notify
+from gantt.db import api as db_api
+from gantt.rpcapi import client as rpc_client
+from gantt.tests import fixtures as gantt_fixtures
+
+#: the Gantt database of the running test (Placement's fixture makes it,
+#: the scheduler's start uses it); one test runs at a time
+_CURRENT = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class GanttCloud:
+    """The running test's Gantt: its database URL and the API's conf."""
+    url: str
+    conf: cfg.ConfigOpts
+
+
+def _api_conf(url):
+    """gantt-api's options for the test: the database, noauth2, and the
+    workers told of writes over the fake transport."""
+    conf = gantt_fixtures.make_conf(**{"database.connection": url})
+    conf.register_opts(cors.CORS_OPTS, "cors")
+    policy_opts.set_defaults(conf)
+    conf.set_override("auth_strategy", "noauth2", "api")
+    return conf
+
+
+def _notifier(fixture, conf):
+    """Casts to the workers on a fake transport of the API's own."""
+    transport = rpc.get_transport(conf, url=gantt_fixture.FAKE_TRANSPORT_URL)
+    fixture.addCleanup(transport.cleanup)
+    return notify.Workers(rpc_client.SchedulerClient.from_conf(
+        conf, transport))
+
+
+def gantt_placement_setup(self):
+    """``setUp`` of Placement's fixture, serving gantt-api instead."""
+    fixtures.Fixture.setUp(self)
+    database = self.useFixture(gantt_fixtures.Database("sqlite"))
+    conf = _api_conf(database.url)
+    self.addCleanup(conf.reset)
+    db = db_api.Database(database.url)
+    self.addCleanup(db.dispose)
+    app = app_mod.make_app(conf, db=db, notifier=_notifier(self, conf))
+    self.endpoint = "http://%s/placement" % uuidutils.generate_uuid()
+    intercept = interceptor.RequestsInterceptor(lambda: app,
+                                                url=self.endpoint)
+    intercept.install_intercept()
+    self.addCleanup(intercept.uninstall_intercept)
+    _CURRENT["cloud"] = GanttCloud(database.url, conf)
+    self.addCleanup(_CURRENT.pop, "cloud", None)
+
+
+class GanttScheduler:
+    """What ``start_service('scheduler')`` returns: a Gantt worker that
+    ``stop`` and ``start`` stop and restart, as Nova's tests do with the
+    scheduler service."""
+
+    def __init__(self, options):
+        self.options = options
+        self._fixture = None
+
+    def start(self):
+        if self._fixture is None:
+            self._fixture = gantt_fixture.GanttFixture(
+                options=self.options, database_url=_CURRENT["cloud"].url)
+            self._fixture.setUp()
+
+    def stop(self):
+        if self._fixture is not None:
+            fixture, self._fixture = self._fixture, None
+            fixture.cleanUp()
+
+
+def worker_options(testcase):
+    """Gantt's options for the test's worker: Nova's topic served, the
+    cell Nova's test made as the cell of every Selection, and the Nova
+    scheduler options the test changed that Gantt has under the same
+    group and name."""
+    nova_conf = cfg.CONF
+    options = {
+        "nova.enabled": True,
+        "nova.default_cell_uuid": testcase.cell_mappings["cell1"].uuid,
+        "nova.default_availability_zone":
+            nova_conf.default_availability_zone,
+    }
+    for group in SHARED_GROUPS:
+        options.update(_changed(nova_conf, group))
+    return options
+
+
+#: Nova's option groups Gantt has options of the same names in
+SHARED_GROUPS = ("filter_scheduler", "scheduler")
+
+
+def _changed(nova_conf, group):
+    """``{"group.name": value}`` of the options of ``group`` the test set
+    in Nova's conf that Gantt's conf has too."""
+    gantt_names = set(gantt_fixtures.make_conf()[group])
+    return {"%s.%s" % (group, name): nova_conf[group][name]
+            for name in set(nova_conf[group]) & gantt_names
+            if nova_conf[group][name] != _default(nova_conf, group, name)}
+
+
+def _default(conf, group, name):
+    """The default of an option (oslo.config has no public way)."""
+    return conf._get_opt_info(name, group)["opt"].default
+
+
+def paste_config_in_prefix():
+    """Nova's ``ConfFixture`` looks for ``etc/nova/api-paste.ini`` next
+    to the nova package (a source checkout's layout); the wheel installs
+    it under the virtualenv's prefix instead."""
+    from nova.tests.fixtures import conf as conf_fixture
+    real_setup = conf_fixture.ConfFixture.setUp
+    path = os.path.join(sys.prefix, "etc", "nova", "api-paste.ini")
+
+    def setUp(self):
+        real_setup(self)
+        self.conf.set_default("api_paste_config", path, group="wsgi")
+
+    conf_fixture.ConfFixture.setUp = setUp
+
+
+def name_nodes_after_hosts():
+    """The fake driver's node of host ``compute`` named ``compute``, not
+    ``fake-mini`` (``--node-is-host``): Gantt places on the node's name,
+    which Nova's conductor then uses as the service host (see "Not yet" in
+    doc/source/admin/nova.rst); with this, what else fails shows."""
+    from nova.virt import fake
+
+    def init_host(self, host):
+        self._host = host
+        self._set_nodes([host])
+
+    fake.FakeDriver.init_host = init_host
+
+
+def tolerate_noload_deprecation():
+    """Nova's ``WarningsFixture`` turns SQLAlchemy's deprecation warnings
+    raised from nova's code into errors; SQLAlchemy 2.1 (the version
+    pinned with nova 34 here) deprecates ``orm.noload``, which
+    ``nova/db/main/api.py`` (``_build_instance_get``) uses on every
+    instance save that skips a relationship: each build Nova buries in
+    cell0 (a NoValidHost) then fails in Nova's own code, with Nova's own
+    scheduler too. That one warning is let through."""
+    import warnings
+
+    from nova.tests import fixtures as nova_fixtures
+    from sqlalchemy import exc as sqla_exc
+    real_setup = nova_fixtures.WarningsFixture.setUp
+
+    def setUp(self):
+        real_setup(self)
+        warnings.filterwarnings(
+            "ignore", message=r"The noload\(\) option is deprecated",
+            category=sqla_exc.SADeprecationWarning)
+
+    nova_fixtures.WarningsFixture.setUp = setUp
+
+
+def install():
+    """Patch Placement's fixture and Nova's ``start_service`` (once)."""
+    from nova import test
+    from placement.tests.functional.fixtures import placement
+
+    placement.PlacementFixture.setUp = gantt_placement_setup
+    real_start = test.TestCase.start_service
+
+    def start_service(self, name, host=None, cell_name=None, **kwargs):
+        if name != "scheduler":
+            return real_start(self, name, host=host, cell_name=cell_name,
+                              **kwargs)
+        scheduler = GanttScheduler(worker_options(self))
+        scheduler.start()
+        self.addCleanup(scheduler.stop)
+        return scheduler
+
+    test.TestCase.start_service = start_service
