@@ -18,9 +18,10 @@ say, when the API owns it (``source`` is :data:`SOURCE`):
   supersedes it and from then on owns the row. A name another compute
   node holds as its host gives no row (one host name, one compute node);
 * a row the API owns follows the root: its nodename the root's name, its
-  cell ``cell_uuid``, its disabled flag the trait, ``received_at`` the time of this write (a
-  sign of life, see ``[api] compute_node_down_time``); it is deleted when
-  the root loses ``COMPUTE_NODE``;
+  cell ``cell_uuid``, its disabled flag the trait, ``received_at`` the
+  time of this write (a sign of life, see ``[api]
+  compute_node_down_time``); it is deleted when the root loses
+  ``COMPUTE_NODE``;
 * a row an agent wrote is left alone: the agent's reports describe the
   node (the REST write changed its contents until the next report).
 
