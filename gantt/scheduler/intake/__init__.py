@@ -9,6 +9,10 @@ refused). Standalone providers (sharing pools, address pools) are stored,
 then re-read. Peers' committed usage comes in by cast, and a periodic sync
 re-reads every provider's usage from the database, which wins. The
 package's other modules parse, judge and batch what this service takes.
+
+Just over 400 lines: the REST-made trees' reload and the topology levels'
+start-up check joined the service's one method per RPC entry; each stays
+a few lines calling out to ``rest_trees`` and ``gantt.db.levels``.
 """
 
 import dataclasses
