@@ -27,6 +27,7 @@ from gantt.api import notify
 from gantt.api import policies
 from gantt.api import routes
 from gantt.db import api as db_api
+from gantt.nova import compute_nodes
 
 LOG = logging.getLogger(__name__)
 
@@ -46,16 +47,18 @@ CORS_DEFAULTS = dict(
 @dataclasses.dataclass(frozen=True)
 class Services:
     """What handlers use: the database, the policy, the workers' ears,
-    the provider index kept between requests."""
+    the provider index kept between requests, Nova's records of its
+    compute nodes (None: not read)."""
 
     conf: object
     db: object
     enforcer: object
     notifier: object
     candidates_index: object
+    nova_nodes: object = None
 
 
-def make_app(conf, db=None, notifier=None):
+def make_app(conf, db=None, notifier=None, nova_nodes=None):
     """The API as a WSGI callable, configured by ``conf`` (a ConfigOpts
     with Gantt's options registered and parsed).
 
@@ -63,13 +66,18 @@ def make_app(conf, db=None, notifier=None):
         ``[database]``)
     :param notifier: what tells the workers of writes (else one on the
         RPC transport when ``[api] notify_workers``, or none)
+    :param nova_nodes: what reads Nova's records of the compute nodes
+        nova-compute makes (:mod:`gantt.nova.compute_nodes`; else the one
+        ``[nova] api_database_connection`` configures, or none)
     """
     if db is None:
         db = db_api.Database.from_conf(conf)
     if notifier is None:
         notifier = notify.from_conf(conf)
+    if nova_nodes is None:
+        nova_nodes = compute_nodes.from_conf(conf)
     services = Services(conf, db, policies.enforcer(conf), notifier,
-                        index_cache.IndexCache())
+                        index_cache.IndexCache(), nova_nodes)
     app = microversion_middleware(routes.router_app())
     app = _FaultWrapper(app)
     app = _Attach(app, services)

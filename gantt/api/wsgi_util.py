@@ -214,12 +214,13 @@ def tree_written(req, conn, *rows):
     :func:`tell_workers`."""
     from gantt.db import api_hosts
     now = timeutils.utcnow()
-    cell = services(req).conf.nova.default_cell_uuid
+    found = services(req)
+    nova = api_hosts.NovaSide.from_conf(found.conf, found.nova_nodes)
     roots = req.environ.setdefault(_CHANGED_ROOTS, set())
     for row in rows:
         if row.root_uuid not in roots:
             roots.add(row.root_uuid)
-            api_hosts.refresh(conn, row.root_id, now, cell)
+            api_hosts.refresh(conn, row.root_id, now, nova)
 
 
 def tell_workers(req):

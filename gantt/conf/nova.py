@@ -49,6 +49,18 @@ computes report through Placement and name no cell. gantt-api stores it as
 the cell of the compute nodes Nova's computes make through the Placement
 API, so that moves Nova keeps in the instance's cell find them.
 """),
+    cfg.StrOpt("api_database_connection", secret=True,
+               help="""
+Nova's API database (Nova's ``[api_database] connection``), read only.
+gantt-api reads there the cells' databases and, in their
+``compute_nodes`` tables, the service host and the hypervisor's
+capabilities (``supported_instances``, ``hypervisor_type``,
+``hypervisor_version``) of each compute node nova-compute makes through
+the Placement API, as nova-scheduler reads them. Unset: such a node is a
+host named after the node, with no capabilities; set it when a compute
+service's host name differs from its node's (the hypervisor's host name)
+or when ImagePropertiesFilter or ComputeCapabilitiesFilter is enabled.
+"""),
 ]
 
 

@@ -4,6 +4,8 @@
   with every Gantt option registered (the fixture resets it afterwards).
 * :class:`Database`: a migrated SQLite file database, or a throw-away
   database on the real MariaDB / PostgreSQL of this machine.
+* :class:`NovaRecords`: the two tables of Nova's databases that gantt-api
+  reads (``[nova] api_database_connection``), in such databases.
 """
 
 import os
@@ -53,7 +55,8 @@ class Conf(fixtures.Fixture):
 
 
 class Database(fixtures.Fixture):
-    """A migrated, empty database that is dropped afterwards.
+    """A migrated (unless ``migrate`` is False), empty database that is
+    dropped afterwards.
 
     :param backend: ``sqlite`` (a temporary file), ``mysql`` or
         ``postgresql`` (a uniquely named database on the local server),
@@ -61,9 +64,10 @@ class Database(fixtures.Fixture):
         driver rather than psycopg2)
     """
 
-    def __init__(self, backend="sqlite"):
+    def __init__(self, backend="sqlite", migrate=True):
         super().__init__()
         self.backend = backend
+        self.migrate = migrate
 
     def _setUp(self):
         if self.backend == "sqlite":
@@ -73,7 +77,8 @@ class Database(fixtures.Fixture):
             self.url = self._create_server_db()
         self.db = db_api.Database(self.url)
         self.addCleanup(self.db.dispose)
-        migration.upgrade(self.db)
+        if self.migrate:
+            migration.upgrade(self.db)
 
     def _create_server_db(self):
         name = "gantt_test_" + uuid.uuid4().hex[:12]
@@ -107,3 +112,56 @@ class Database(fixtures.Fixture):
 
 def temp_dir():
     return tempfile.mkdtemp(prefix="gantt-test-")
+
+
+class NovaRecords:
+    """What of Nova's databases Gantt reads, in two databases of the
+    test's: the API database's ``cell_mappings`` naming one cell (and
+    cell0), that cell's ``compute_nodes``. The tables have Nova's names
+    and the columns Gantt reads, with Nova's types; Nova's other columns
+    are left out. The tables are dropped with their databases.
+    """
+
+    def __init__(self, api_url, cell_url):
+        self.api_url, self.cell_url = api_url, cell_url
+        meta = sa.MetaData()
+        self.cells = sa.Table(
+            "cell_mappings", meta,
+            sa.Column("id", sa.Integer, primary_key=True),
+            sa.Column("uuid", sa.String(36), nullable=False),
+            sa.Column("name", sa.String(255)),
+            sa.Column("database_connection", sa.Text()))
+        self.nodes = sa.Table(
+            "compute_nodes", meta,
+            sa.Column("id", sa.Integer, primary_key=True),
+            sa.Column("uuid", sa.String(36)),
+            sa.Column("host", sa.String(255)),
+            sa.Column("hypervisor_hostname", sa.String(255)),
+            sa.Column("hypervisor_type", sa.Text()),
+            sa.Column("hypervisor_version", sa.Integer),
+            sa.Column("supported_instances", sa.Text()),
+            sa.Column("deleted", sa.Integer, default=0))
+        self.cell_uuid = str(uuid.uuid4())
+        self._write(api_url, self.cells, [
+            dict(uuid="00000000-0000-0000-0000-000000000000", name="cell0",
+                 database_connection=api_url),
+            dict(uuid=self.cell_uuid, name="cell1",
+                 database_connection=cell_url)])
+        self._write(cell_url, self.nodes, [])
+
+    @staticmethod
+    def _write(url, table, rows):
+        engine = sa.create_engine(url)
+        try:
+            with engine.begin() as conn:
+                table.create(conn, checkfirst=True)
+                if rows:
+                    conn.execute(table.insert(), rows)
+        finally:
+            engine.dispose()
+
+    def add_node(self, node_uuid, host, nodename, deleted=0, **caps):
+        """A compute node as nova-compute records it in its cell."""
+        self._write(self.cell_url, self.nodes, [dict(
+            uuid=node_uuid, host=host, hypervisor_hostname=nodename,
+            deleted=deleted, **caps)])

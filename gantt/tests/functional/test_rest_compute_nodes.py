@@ -11,9 +11,12 @@ trait, the provider's deletion reach every worker's next decision; a lost
 cast is repaired by the periodic resync; the node is down once its last
 sign of life (a REST write, or Nova's ``sync_instance_info`` cast) is
 older than ``[api] compute_node_down_time``; a Gantt agent reporting the
-same node takes it over.
+same node takes it over. With ``[nova] api_database_connection``, the
+node's service host and hypervisor capabilities are read from Nova's
+tables, there on the same database server.
 """
 
+import json
 import time
 import uuid
 
@@ -21,7 +24,9 @@ import oslo_messaging as messaging
 import pytest
 
 from gantt import exception
+from gantt.objects import request_spec
 from gantt.tests import factories as f
+from gantt.tests import fixtures as gantt_fixtures
 from gantt.tests.functional import test_placement_api as placement
 
 INVENTORY = {"VCPU": 8, "MEMORY_MB": 8192, "DISK_GB": 100}
@@ -281,3 +286,60 @@ def test_a_gantt_agent_reporting_the_node_takes_it_over(cloud):
     # a REST write now changes the contents, not who describes the node
     set_traits(api, node, ["COMPUTE_NODE", "COMPUTE_STATUS_DISABLED"])
     eventually(lambda: refused_everywhere(daemon))
+
+
+@pytest.fixture
+def nova_tables(server_db):
+    """Nova's API and cell1 databases, beside Gantt's on its server."""
+    dbs = [gantt_fixtures.Database(server_db.backend, migrate=False)
+           for _ in range(2)]
+    for db in dbs:
+        db.setUp()
+    yield gantt_fixtures.NovaRecords(dbs[0].url, dbs[1].url)
+    for db in dbs:
+        db.cleanUp()
+
+
+def _image_for(arch):
+    return request_spec.ImageMeta(id="img-" + arch,
+                                  properties={"hw_architecture": arch})
+
+
+def test_the_service_host_and_hypervisor_come_from_nova_s_tables(
+        daemon_factory, server_db, tmp_path, nova_tables):
+    """A short service host with a fully qualified hypervisor host name,
+    as libvirt computes often have: Gantt places on the node, its
+    Selection names the service host (where Nova's conductor casts the
+    build), and ImagePropertiesFilter reads the node's hypervisor."""
+    daemon = daemon_factory(server_db.url, workers=2,
+                            extra="usage_sync_interval = 0\n")
+    api = placement.ApiProcess(
+        str(tmp_path), daemon, extra="[nova]\napi_database_connection = "
+        "%s\n" % nova_tables.api_url).start()
+    try:
+        node = str(uuid.uuid4())
+        nova_tables.add_node(
+            node, "cmp7", "cmp7.rack2.example.org", hypervisor_type="QEMU",
+            hypervisor_version=8002000,
+            supported_instances=json.dumps([["x86_64", "qemu", "hvm"]]))
+        make_node(api, "cmp7.rack2.example.org", node_uuid=node)
+
+        for [state] in eventually(lambda: _all_known(daemon, node)):
+            assert (state.host, state.nodename) == (
+                "cmp7", "cmp7.rack2.example.org")
+            assert state.capabilities["hypervisor_type"] == "QEMU"
+        spec = f.request(f.flavor(vcpus=1, memory_mb=512, root_gb=1),
+                         image=_image_for("x86_64"))
+        [[selection]] = daemon.client.select_destinations(
+            None, spec, f.uuids(1), return_alternates=False)
+        assert (selection.service_host, selection.nodename) == (
+            "cmp7", "cmp7.rack2.example.org")
+        with pytest.raises(exception.NoValidHost,
+                           match="ImagePropertiesFilter"):
+            daemon.client.select_destinations(
+                None, f.request(f.flavor(vcpus=1, memory_mb=512,
+                                         root_gb=1),
+                                image=_image_for("aarch64")), f.uuids(1))
+    finally:
+        api.stop()
+    assert "Traceback" not in api.log(), api.log()

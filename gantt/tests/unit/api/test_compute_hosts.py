@@ -80,18 +80,23 @@ def _host_rows(db):
 def test_a_compute_node_root_becomes_a_host(api, told):
     node = _node(api, "cn1")
     (row,) = _host_rows(api.db).values()
+    # in Nova's default zone ([nova] default_availability_zone) until an
+    # aggregate names another
     assert (row.host, row.nodename, row.disabled, row.source,
             row.cell_uuid, row.availability_zone) == (
-        "cn1", "cn1", False, "placement-api", None, None)
+        "cn1", "cn1", False, "placement-api", None, "nova")
     assert row.report_sequence == db_hosts.RESET_SEQUENCE
     # every write named the node's tree
     assert told.roots == [[node]] * 3
 
 
-def test_the_node_is_in_nova_s_default_cell(api_conf, sqlite_db, told):
+def test_the_node_is_in_nova_s_default_cell_and_zone(api_conf, sqlite_db,
+                                                    told):
     """Nova's computes name no cell to Placement; the Selections name
     ``[nova] default_cell_uuid`` for such a node, and so does its row, so
-    that a move Nova keeps in the instance's cell still finds it."""
+    that a move Nova keeps in the instance's cell still finds it. A node
+    in no zone aggregate is in ``[nova] default_availability_zone`` to
+    Nova: the row says so, so that a request for that zone finds it."""
     cell = str(uuid.uuid4())
     api_conf.set_override("default_cell_uuid", cell, "nova")
     api = Client(app_mod.make_app(api_conf, db=sqlite_db, notifier=told))
@@ -100,8 +105,10 @@ def test_the_node_is_in_nova_s_default_cell(api_conf, sqlite_db, told):
     assert _host_rows(sqlite_db)["cn-cell"].cell_uuid == cell
     other = str(uuid.uuid4())
     api_conf.set_override("default_cell_uuid", other, "nova")
+    api_conf.set_override("default_availability_zone", "az0", "nova")
     _set_traits(api, node, ["COMPUTE_NODE", "HW_CPU_X86_AVX2"])
-    assert _host_rows(sqlite_db)["cn-cell"].cell_uuid == other
+    row = _host_rows(sqlite_db)["cn-cell"]
+    assert (row.cell_uuid, row.availability_zone) == (other, "az0")
 
 
 def test_without_compute_node_there_is_no_host(api):
