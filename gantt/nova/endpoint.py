@@ -12,10 +12,16 @@ Refusals are the ones nova-scheduler makes: a message of another major
 version is refused with oslo.messaging's ``UnsupportedVersion``, an
 unknown method with ``NoSuchMethod`` (both reach Nova's client as
 ``RemoteError``, as from nova-scheduler), no host with
-``nova.exception.NoValidHost``. A request Gantt cannot read is refused as
-``NoValidHost`` naming why (the instance then goes to ERROR with that
-reason, as for Nova's own request-filter failures); a cast that cannot be
-applied is logged as one WARNING line.
+``nova.exception.NoValidHost`` whose reason is nova-scheduler's ("There
+are not enough hosts available."): Nova shows it to the server's owner as
+the fault, so which hosts failed which filter stays in Gantt's log (and
+``gantt explain``), as it stays in nova-scheduler's. A request Gantt
+cannot read is refused as ``NoValidHost`` naming why (the instance then
+goes to ERROR with that reason, as for Nova's own request-filter
+failures); a cast that cannot be applied is logged as one WARNING line.
+Nova's evacuation (an instance holding its claim on the host the request
+ignores) has its destination added to that claim, as nova-scheduler does
+(:mod:`gantt.scheduler.move_claims`).
 """
 
 import logging
@@ -29,6 +35,7 @@ from gantt.nova import exception as nova_exception
 from gantt.nova import objects as nova_objects
 from gantt.nova import translate
 from gantt.objects import aggregate as aggregate_obj
+from gantt.objects import request_spec as gantt_spec
 from gantt.objects import selection as selection_obj
 from gantt.rpc import _private
 from gantt.scheduler.pipeline.filters import availability_zone
@@ -38,6 +45,8 @@ LOG = logging.getLogger(__name__)
 #: Nova's scheduler RPC API version this endpoint serves (Nova 34's)
 NOVA_RPC_API_VERSION = "4.5"
 _SENTINEL = object()
+#: nova-scheduler's reason for a NoValidHost (Nova's fault message)
+NOT_ENOUGH_HOSTS = "There are not enough hosts available."
 
 
 def _refused(error):
@@ -61,6 +70,11 @@ class InstanceInfo:
     def delete(self, host, uuid):
         with self._lock:
             self.by_host.get(host, set()).discard(uuid)
+
+    def hosts_of(self, uuid):
+        """The hosts whose lists name instance ``uuid``."""
+        with self._lock:
+            return {h for h, uuids in self.by_host.items() if uuid in uuids}
 
     def sync(self, host, uuids):
         """Replace ``host``'s set; True when it differed."""
@@ -109,22 +123,68 @@ class NovaSchedulerEndpoint:
         return [self._nova_selections(sels) for sels in lists]
 
     def _select(self, spec_obj, instance_uuids, return_alternates):
-        spec = self._translated(spec_obj)
+        spec = self._own_host_passes(
+            self._zone_as_aggregates(self._translated(spec_obj)))
         self.scheduler.ready.wait(self.ready_timeout)
         try:
             if translate.is_rebuild(spec_obj):
                 return self._rebuild_check(spec, instance_uuids)
-            return self.scheduler.placer.select_destinations(
-                spec, instance_uuids, return_alternates=return_alternates)
-        except exception.NoValidHost as exc:
+            return self._place(spec, instance_uuids, return_alternates)
+        except exception.NoValidHost:
+            # the placer logged why; the owner sees what Nova's says
             raise _refused(nova_exception.NoValidHost(
-                reason=exc.kwargs.get("reason", str(exc)))) from None
+                reason=NOT_ENOUGH_HOSTS)) from None
         except (exception.ClaimConflict, exception.InvalidRequest) as exc:
-            # e.g. an instance holding a claim elsewhere (Nova's
-            # evacuation, which nova-scheduler doubles up): Gantt does not
-            # move it unasked; nothing changed
+            # e.g. an instance holding a claim on a host the request
+            # allows, with other resources: Gantt does not move it
+            # unasked; nothing changed
             raise _refused(nova_exception.NoValidHost(
                 reason=str(exc))) from None
+
+    def _place(self, spec, instance_uuids, return_alternates):
+        """Gantt's placement; an instance that holds its claim on the host
+        the request ignores is Nova's evacuation, whose destination is
+        claimed in addition, as nova-scheduler does (see
+        :mod:`gantt.scheduler.move_claims`)."""
+        placer = self.scheduler.placer
+        try:
+            return placer.select_destinations(
+                spec, instance_uuids, return_alternates=return_alternates)
+        except exception.ConsumerConflict:
+            if len(instance_uuids) != 1 or not spec.ignore_hosts:
+                raise
+        return [placer.evacuation_claim(spec, instance_uuids[0],
+                                        return_alternates)]
+
+    def _zone_as_aggregates(self, spec):
+        """Nova 34's ``map_az_to_placement_aggregate``, which Nova runs on
+        every request whatever its filters: the requested zone becomes
+        "in any of the aggregates whose ``availability_zone`` is it"; a
+        zone no aggregate names restricts nothing."""
+        zone = spec.availability_zone
+        uuids = sorted(
+            a.uuid for a in self.scheduler.operator.get_aggregates()
+            if zone and a.metadata.get(availability_zone.KEY) == zone)
+        if uuids:
+            if spec.requested_destination is None:
+                spec.requested_destination = gantt_spec.Destination()
+            spec.requested_destination.aggregates = list(
+                spec.requested_destination.aggregates) + [",".join(uuids)]
+        return spec
+
+    def _own_host_passes(self, spec):
+        """Nova's anti-affinity filter lets a member that moves keep its
+        own host (a resize to the same host): Nova lists that host among
+        the group's, so it is left out of them when the instance-info
+        casts put the instance there. (Its own claim, which a resize has
+        Nova move to the migration, does not count against it either.)"""
+        group = spec.instance_group
+        if group is None or group.policy != "anti-affinity":
+            return spec
+        own = self.instances.hosts_of(spec.instance_uuid)
+        if own & set(group.hosts):
+            group.hosts = [h for h in group.hosts if h not in own]
+        return spec
 
     @staticmethod
     def _translated(spec_obj):
@@ -144,6 +204,8 @@ class NovaSchedulerEndpoint:
         destination) still passes the filters; nothing is claimed."""
         explanation = self.scheduler.operator.explain(spec, limit=1)
         if not explanation.weighed:
+            LOG.info("Rebuild of %s refused: its host does not pass: %s",
+                     ", ".join(instance_uuids), explanation.summary)
             raise exception.NoValidHost(reason=explanation.summary)
         host = explanation.weighed[0]
         return [[selection_obj.Selection(

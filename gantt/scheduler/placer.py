@@ -1,5 +1,5 @@
-"""Placer: choose hosts and claim them (``select_destinations``,
-``move_claim``).
+"""Placer: choose hosts and claim them (``select_destinations``; the
+moves' claims are in :mod:`.move_claims`).
 
 For each instance the placer ranks the hosts through the
 :class:`~.pipeline.pipeline.Pipeline`, picks one among the best
@@ -23,6 +23,7 @@ from gantt.db import allocations as db_allocations
 from gantt.scheduler import candidates_api
 from gantt.scheduler import claims as claims_mod
 from gantt.scheduler import held as held_mod
+from gantt.scheduler import move_claims
 from gantt.scheduler import selections
 from gantt.scheduler.pipeline import containers
 from gantt.scheduler.pipeline import cycle as cycle_mod
@@ -35,7 +36,7 @@ LOG = logging.getLogger(__name__)
 _retryable = claims_mod.database_outage_is_retryable
 
 
-class Placer:
+class Placer(move_claims.MoveClaims):
     """Decides and claims; the claim service writes."""
 
     def __init__(self, conf, cache, routes, layouts, claims, lookup,
@@ -363,42 +364,6 @@ class Placer:
                                  summary)
 
     @_retryable
-    def move_claim(self, spec, instance_uuid, migration_uuid,
-                   return_alternates=True):
-        """Choose and claim a destination for a moving instance.
-
-        The instance's current allocations (the source) pass to the
-        migration consumer in the same transaction that claims the
-        destination for the instance, so both stay counted until
-        ``confirm_move`` or ``revert_move``. Resizing on the same host
-        needs room for both, as with Placement. Calling it again (a lost
-        reply) replaces the destination and leaves the source alone.
-
-        :returns: ``[claimed, alternates…]`` for the instance
-        :raises: InvalidRequest, NoValidHost (nothing changed)
-        """
-        if instance_uuid == migration_uuid:
-            raise exception.InvalidRequest(
-                reason="the migration uuid must differ from the instance's")
-        # a duplicate delivered after the move ended (the claim
-        # transaction checks again; this saves choosing for nothing)
-        self.lookup.refuse_finished_move(migration_uuid)
-        cycle = self.cycle(spec, [instance_uuid])
-        if self.lookup.allocations_of([migration_uuid]):
-            # a retried move: the destination claimed before is the
-            # instance's to replace; the source stays with the migration
-            cycle.count_out_held(self.lookup.allocations_of([instance_uuid]))
-        elif cycle.request.instance_group is not None:
-            cycle.count_out_member(self.lookup.allocations_of(
-                [instance_uuid]).get(instance_uuid, {}))
-        claim = functools.partial(self.claims.claim_move,
-                                  migration_uuid=migration_uuid)
-        claimed = self._claim_one(cycle, instance_uuid, claim)
-        placed = self._selections(cycle, claimed, return_alternates)
-        LOG.info("Move of %s (migration %s): destination %s claimed",
-                 instance_uuid, migration_uuid, placed[0].service_host)
-        return placed
-
     def get_allocation_candidates(self, spec, limit=1000):
         """Every way ``spec`` could be allocated now, best hosts first
         (see :mod:`.candidates_api`).
