@@ -117,9 +117,6 @@ def parse(argv):
     parser.add_argument(
         "--nova-only", action="store_true",
         help="no substitution: Nova's scheduler and Placement (baseline)")
-    parser.add_argument(
-        "--node-is-host", action="store_true",
-        help="name the fake driver's node of host 'compute' after it")
     return parser.parse_args(argv)
 
 
@@ -136,8 +133,6 @@ def main(argv=None):
     substitutes.tolerate_noload_deprecation()
     if not args.nova_only:
         substitutes.install()
-    if args.node_is_host:
-        substitutes.name_nodes_after_hosts()
     loader = unittest.TestLoader()
     tally = Tally(args.verbose)
     started = time.monotonic()

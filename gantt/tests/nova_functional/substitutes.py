@@ -16,7 +16,10 @@ they are imported:
   ``gantt-api``'s WSGI application (``gantt.api.app.make_app``, ``[api]
   auth_strategy = noauth2``, the token Nova's fixture passes) on a fresh,
   migrated Gantt database in a temporary SQLite file, behind
-  wsgi-intercept at the endpoint Nova's report client is pointed at.
+  wsgi-intercept at the endpoint Nova's report client is pointed at. It
+  reads Nova's record of each compute node (its service host, its
+  hypervisor's capabilities) with Nova's objects (:class:`NovaObjectNodes`),
+  where a real gantt-api reads Nova's tables.
   Nova's subclass keeps the rest (its report client's HTTP verbs sent to
   that endpoint, its ``PlacementApiClient``), so every provider, inventory
   and allocation nova-compute and nova-conductor write lands in Gantt.
@@ -33,6 +36,7 @@ Python class) fails those tests, and the report says so.
 """
 
 import dataclasses
+import json
 import os
 import sys
 
@@ -48,6 +52,7 @@ from gantt import rpc
 from gantt.api import app as app_mod
 from gantt.api import notify
 from gantt.db import api as db_api
+from gantt.nova import compute_nodes
 from gantt.rpcapi import client as rpc_client
 from gantt.tests import fixtures as gantt_fixtures
 
@@ -89,7 +94,8 @@ def gantt_placement_setup(self):
     self.addCleanup(conf.reset)
     db = db_api.Database(database.url)
     self.addCleanup(db.dispose)
-    app = app_mod.make_app(conf, db=db, notifier=_notifier(self, conf))
+    app = app_mod.make_app(conf, db=db, notifier=_notifier(self, conf),
+                           nova_nodes=NovaObjectNodes())
     self.endpoint = "http://%s/placement" % uuidutils.generate_uuid()
     intercept = interceptor.RequestsInterceptor(lambda: app,
                                                 url=self.endpoint)
@@ -121,12 +127,16 @@ class GanttScheduler:
 
 
 def worker_options(testcase):
-    """Gantt's options for the test's worker: Nova's topic served, the
-    cell Nova's test made as the cell of every Selection, and the Nova
-    scheduler options the test changed that Gantt has under the same
-    group and name."""
+    """Gantt's options for the test's worker, as the operator guide
+    (doc/source/admin/nova.rst) sets them for Nova: Nova's topic served,
+    Nova's weighing (no packing policy), the cell Nova's test made as the
+    default cell, and the Nova scheduler options the test changed that
+    Gantt has under the same group and name."""
     nova_conf = cfg.CONF
     options = {
+        # Nova's weighing: the weighers as Nova's options set them, no
+        # packing policy over them (the operator guide's setting)
+        "filter_scheduler.packing": "",
         "nova.enabled": True,
         "nova.default_cell_uuid": testcase.cell_mappings["cell1"].uuid,
         "nova.default_availability_zone":
@@ -170,18 +180,79 @@ def paste_config_in_prefix():
     conf_fixture.ConfFixture.setUp = setUp
 
 
-def name_nodes_after_hosts():
-    """The fake driver's node of host ``compute`` named ``compute``, not
-    ``fake-mini`` (``--node-is-host``): Gantt places on the node's name,
-    which Nova's conductor then uses as the service host (see "Not yet" in
-    doc/source/admin/nova.rst); with this, what else fails shows."""
-    from nova.virt import fake
+class NovaObjectNodes:
+    """Nova's records of its compute nodes (what ``[nova]
+    api_database_connection`` reads in a real cloud) read with Nova's own
+    objects: the test's Nova databases are in-process SQLite that only
+    Nova's fixtures reach (``CellDatabases`` routes each cell)."""
 
-    def init_host(self, host):
-        self._host = host
-        self._set_nodes([host])
+    def lookup(self, node_uuid):
+        from nova import context as nova_context
+        from nova import exception as nova_exc
+        from nova import objects as nova_objects
+        ctx = nova_context.get_admin_context()
+        for cell in nova_objects.CellMappingList.get_all(ctx):
+            if cell.is_cell0():
+                continue
+            with nova_context.target_cell(ctx, cell) as cctx:
+                try:
+                    node = nova_objects.ComputeNode.get_by_uuid(cctx,
+                                                                node_uuid)
+                except nova_exc.ComputeHostNotFound:
+                    continue
+            return _record(node, cell.uuid)
+        return None
 
-    fake.FakeDriver.init_host = init_host
+
+def _record(node, cell_uuid):
+    """A Nova ``ComputeNode`` as Gantt reads it from Nova's table."""
+    specs = [spec.to_list() for spec in node.supported_hv_specs]
+    return compute_nodes.NodeRecord(
+        host=node.host, nodename=node.hypervisor_hostname,
+        cell_uuid=cell_uuid, hypervisor_type=node.hypervisor_type,
+        hypervisor_version=node.hypervisor_version,
+        supported_instances=json.dumps(specs))
+
+
+class _OnTheWire(Exception):
+    """A failure as a real transport carries it: serialized."""
+
+    def __init__(self, data):
+        super().__init__(data)
+        self.data = data
+
+
+def round_trip_rpc_failures():
+    """oslo.messaging's fake transport hands an RPC caller the very
+    exception object the server raised; a real transport (RabbitMQ)
+    serializes it and the caller rebuilds it from its own allowed modules
+    (``oslo_messaging._drivers.common``). Gantt's Nova errors are Nova's
+    only by module and name (``gantt.nova.exception``), so with Gantt in
+    the scheduler's place each failure takes that round trip, as it does
+    on Nova's bus. Private oslo.messaging API, in this harness only
+    (its version is pinned by ``gantt/tests/nova_diff/constraints.txt``).
+    """
+    from oslo_messaging._drivers import common
+    from oslo_messaging._drivers import impl_fake
+
+    real_reply = impl_fake.FakeIncomingMessage.reply
+    real_send = impl_fake.FakeDriver._send
+
+    def reply(self, reply=None, failure=None):
+        if failure:
+            failure = (None, _OnTheWire(
+                common.serialize_remote_exception(failure)), None)
+        real_reply(self, reply, failure)
+
+    def _send(self, *args, **kwargs):
+        try:
+            return real_send(self, *args, **kwargs)
+        except _OnTheWire as wire:
+            raise common.deserialize_remote_exception(
+                wire.data, self._allowed_remote_exmods) from None
+
+    impl_fake.FakeIncomingMessage.reply = reply
+    impl_fake.FakeDriver._send = _send
 
 
 def tolerate_noload_deprecation():
@@ -213,6 +284,7 @@ def install():
     from placement.tests.functional.fixtures import placement
 
     placement.PlacementFixture.setUp = gantt_placement_setup
+    round_trip_rpc_failures()
     real_start = test.TestCase.start_service
 
     def start_service(self, name, host=None, cell_name=None, **kwargs):

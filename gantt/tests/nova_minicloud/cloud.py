@@ -156,13 +156,14 @@ def db_conf(dbs):
             % (dbs.url("api"), dbs.url("cell1")))
 
 
-def gantt_conf(names, db_url, api_port, cell_uuid):
+def gantt_conf(names, nova_api_db_url, api_port, cell_uuid):
     """The lines Gantt's daemon and gantt-api add to the functional
-    tests' gantt.conf: Nova's exchange, the cell, the REST port."""
+    tests' gantt.conf: Nova's exchange, the cell, Nova's API database
+    (read for the compute nodes' service hosts), the REST port."""
     return ("[nova]\nenabled = true\ncontrol_exchange = %s\n"
-            "default_cell_uuid = %s\n"
+            "default_cell_uuid = %s\napi_database_connection = %s\n"
             "[api]\nauth_strategy = noauth2\nport = %d\n"
-            % (names.exchange, cell_uuid, api_port))
+            % (names.exchange, cell_uuid, nova_api_db_url, api_port))
 
 
 def nova_manage(conf_files, *args):

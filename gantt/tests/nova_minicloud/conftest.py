@@ -66,7 +66,7 @@ class MiniCloud:
         cloud.nova_manage(self.with_db, "db", "sync")
 
     def start_gantt(self):
-        extra = cloud.gantt_conf(self.names, self.gantt_db.url,
+        extra = cloud.gantt_conf(self.names, self.dbs.url("api"),
                                  self.api_port, self.cell_uuid)
         gantt_dir = os.path.join(self.tmpdir, "gantt")
         os.makedirs(gantt_dir)

@@ -6,6 +6,13 @@ conductor to re-schedule, which claims the next alternate Gantt
 returned. Which compute failed is written to
 ``$GANTT_MINICLOUD_FAILS/<instance uuid>`` (the computes share that
 folder), so that the test knows without reading logs.
+
+Its node is named ``<host>`` + :data:`NODE_SUFFIX`, not ``<host>``: a
+hypervisor host name that is not the service's host name, as libvirt
+computes whose ``[DEFAULT] host`` is short often have. nova-compute names
+the resource provider after the node; Gantt must still place on the
+service host (read from Nova's tables, ``[nova]
+api_database_connection``).
 """
 
 import os
@@ -17,10 +24,16 @@ from nova.virt import fake
 CONF = nova.conf.CONF
 #: the metadata key that asks for one failed spawn
 FAIL_FIRST = "minicloud-fail-first"
+#: what the node's name adds to the service's host name
+NODE_SUFFIX = ".hv.minicloud"
 
 
 class FirstSpawnFailsDriver(fake.FakeDriver):
-    """Nova's FakeDriver, with the one failure above."""
+    """Nova's FakeDriver, with the one failure and the node name above."""
+
+    def init_host(self, host):
+        super().init_host(host)
+        self._set_nodes([host + NODE_SUFFIX])
 
     def spawn(self, context, instance, *args, **kwargs):
         if instance.metadata.get(FAIL_FIRST) and self._claim_failure(
