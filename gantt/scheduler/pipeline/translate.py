@@ -77,6 +77,17 @@ def _groups_from_extra_specs(extra_specs):
     return groups
 
 
+def _image_required_traits(image_props, extra):
+    """The image's ``trait:T=required`` properties (Nova's
+    ``traits_required``) are required traits of the unsuffixed group, as
+    Nova's ResourceRequest takes them; an image can only require."""
+    for key, value in image_props.items():
+        if key.startswith("trait:") and value == "required":
+            trait = key[len("trait:"):]
+            vocabulary.validate_trait(trait)
+            extra[""][1].add(trait)
+
+
 def _explicit_group(group):
     resources = {vocabulary.validate_resource_class(rc): _positive_int(v, rc)
                  for rc, v in group.resources.items()}
@@ -122,11 +133,13 @@ def _standard_resources(flavor, extra, cpu):
         resources[rc] = amount
 
 
-def _build_groups(spec, flavor, cpu):
-    """Flavor, extra specs and explicit groups, merged by suffix."""
+def _build_groups(spec, flavor, cpu, image_props):
+    """Flavor, extra specs, the image's traits and explicit groups,
+    merged by suffix."""
     by_suffix = {}
     extra = _groups_from_extra_specs(flavor.extra_specs)
     _standard_resources(flavor, extra, cpu)
+    _image_required_traits(image_props, extra)
     for suffix, (resources, required, forbidden) in extra.items():
         by_suffix[suffix] = request_mod.ResourceGroup(
             suffix=suffix,
@@ -217,7 +230,7 @@ def from_spec(spec, instance_uuids, lookup, profiles=None, datacenter=None):
         dict(spec.image.properties) if spec.image else {})
     flavor = _flavor(spec)
     cpu = numa_mod.cpu_request(flavor, image_props)
-    groups = _build_groups(spec, flavor, cpu)
+    groups = _build_groups(spec, flavor, cpu, image_props)
     _check_trait_conflicts(groups)
     group_policy = _group_policy(spec, flavor, groups)
     topology = numa_mod.guest_topology(flavor, image_props, cpu)

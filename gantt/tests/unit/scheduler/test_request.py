@@ -323,3 +323,20 @@ def test_an_unreported_custom_trait_is_accepted():
     request = _build(factories.flavor(extra_specs={
         "trait:CUSTOM_NOBODY_HAS_IT": "required"}))
     assert "CUSTOM_NOBODY_HAS_IT" in request.required_traits
+
+
+def test_an_image_s_required_traits_join_the_flavor_s():
+    """Nova's ``traits_required`` image metadata (``trait:T=required``)
+    is required of the host, with the flavor's own traits."""
+    request = _build(
+        factories.flavor(extra_specs={"trait:HW_CPU_X86_SGX": "required"}),
+        image=request_spec.ImageMeta(id="img", properties={
+            "trait:HW_CPU_X86_VMX": "required", "os": "linux"}))
+    assert _group("", request).required_traits == {"HW_CPU_X86_SGX",
+                                                   "HW_CPU_X86_VMX"}
+
+
+def test_an_image_trait_that_is_no_trait_is_invalid():
+    with pytest.raises(exception.InvalidRequest):
+        _build(image=request_spec.ImageMeta(id="img", properties={
+            "trait:not a trait": "required"}))
