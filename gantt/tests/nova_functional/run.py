@@ -86,12 +86,13 @@ def reason(text):
     return lines[-1][:300] if lines else "?"
 
 
-def select(suite, text):
-    """The tests of ``suite`` whose id contains ``text``."""
+def select(suite, texts):
+    """The tests of ``suite`` whose id contains one of ``texts`` (all
+    when there is none)."""
     for item in suite:
         if isinstance(item, unittest.TestSuite):
-            yield from select(item, text)
-        elif text is None or text in item.id():
+            yield from select(item, texts)
+        elif not texts or any(text in item.id() for text in texts):
             yield item
 
 
@@ -110,7 +111,8 @@ def table(modules):
 def parse(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("modules", nargs="*", default=list(MODULES))
-    parser.add_argument("-k", dest="text", help="only ids containing TEXT")
+    parser.add_argument("-k", dest="texts", action="append", default=[],
+                        help="only ids containing TEXT (repeated: any)")
     parser.add_argument("--floor", type=int, default=0)
     parser.add_argument("--json", help="write the per-test results here")
     parser.add_argument("-v", action="store_true", dest="verbose")
@@ -138,7 +140,7 @@ def main(argv=None):
     started = time.monotonic()
     for module in args.modules:
         suite = loader.loadTestsFromName(module)
-        unittest.TestSuite(select(suite, args.text)).run(tally)
+        unittest.TestSuite(select(suite, args.texts)).run(tally)
     text, done = table(tally.modules)
     print(text)
     print("%.0f s, CPU %.0f s" % (time.monotonic() - started,

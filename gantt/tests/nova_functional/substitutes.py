@@ -57,7 +57,8 @@ from gantt.rpcapi import client as rpc_client
 from gantt.tests import fixtures as gantt_fixtures
 
 #: the Gantt database of the running test (Placement's fixture makes it,
-#: the scheduler's start uses it); one test runs at a time
+#: the scheduler's start uses it) and its scheduler; one test runs at a
+#: time
 _CURRENT = {}
 
 
@@ -124,6 +125,22 @@ class GanttScheduler:
         if self._fixture is not None:
             fixture, self._fixture = self._fixture, None
             fixture.cleanUp()
+
+    def follow(self, testcase):
+        """A Nova option the test set after the start, set here too (as
+        an operator would set it in gantt.conf; nova-scheduler reads its
+        options live, and so does Gantt but for what it builds at start,
+        such as its filters)."""
+        if self._fixture is None:
+            return
+        conf, nova_conf = self._fixture.conf, cfg.CONF
+        for group in SHARED_GROUPS:
+            for name in set(nova_conf[group]) & set(conf[group]):
+                if nova_conf[group][name] == _default(nova_conf, group,
+                                                      name):
+                    conf.clear_override(name, group)
+                else:
+                    conf.set_override(name, nova_conf[group][name], group)
 
 
 def worker_options(testcase):
@@ -294,6 +311,16 @@ def install():
         scheduler = GanttScheduler(worker_options(self))
         scheduler.start()
         self.addCleanup(scheduler.stop)
+        _CURRENT["scheduler"] = scheduler
+        self.addCleanup(_CURRENT.pop, "scheduler", None)
         return scheduler
 
+    real_flags = test.TestCase.flags
+
+    def flags(self, **kw):
+        real_flags(self, **kw)
+        if "scheduler" in _CURRENT:
+            _CURRENT["scheduler"].follow(self)
+
     test.TestCase.start_service = start_service
+    test.TestCase.flags = flags
