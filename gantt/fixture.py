@@ -58,8 +58,9 @@ class GanttFixture(fixtures.Fixture):
     :param timeout: seconds a call through :attr:`client` waits
 
     After ``setUp``: :attr:`conf` (the worker's ``ConfigOpts``, private:
-    never ``cfg.CONF``), :attr:`transport`, :attr:`client` and
-    :attr:`database_url`.
+    never ``cfg.CONF``), :attr:`transport`, :attr:`client`,
+    :attr:`database_url` and :attr:`worker` (the running
+    ``SchedulerWorker``).
     """
 
     def __init__(self, options=None, database_url=None,
@@ -112,6 +113,7 @@ class GanttFixture(fixtures.Fixture):
         worker = service.SchedulerWorker(self.conf, transport=self.transport)
         self.addCleanup(self._stop, worker)
         worker.start()
+        self.worker = worker
 
     @staticmethod
     def _stop(worker):

@@ -48,12 +48,10 @@ from oslo_utils import uuidutils
 from wsgi_intercept import interceptor
 
 from gantt import fixture as gantt_fixture
-from gantt import rpc
 from gantt.api import app as app_mod
 from gantt.api import notify
 from gantt.db import api as db_api
 from gantt.nova import compute_nodes
-from gantt.rpcapi import client as rpc_client
 from gantt.tests import fixtures as gantt_fixtures
 
 #: the Gantt database of the running test (Placement's fixture makes it,
@@ -70,8 +68,8 @@ class GanttCloud:
 
 
 def _api_conf(url):
-    """gantt-api's options for the test: the database, noauth2, and the
-    workers told of writes over the fake transport."""
+    """gantt-api's options for the test: the database and noauth2 (the
+    worker is told of writes in-process, :class:`InProcessCasts`)."""
     conf = gantt_fixtures.make_conf(**{"database.connection": url})
     conf.register_opts(cors.CORS_OPTS, "cors")
     policy_opts.set_defaults(conf)
@@ -79,12 +77,32 @@ def _api_conf(url):
     return conf
 
 
-def _notifier(fixture, conf):
-    """Casts to the workers on a fake transport of the API's own."""
-    transport = rpc.get_transport(conf, url=gantt_fixture.FAKE_TRANSPORT_URL)
-    fixture.addCleanup(transport.cleanup)
-    return notify.Workers(rpc_client.SchedulerClient.from_conf(
-        conf, transport))
+class InProcessCasts:
+    """What gantt-api's notifier casts to the workers, handed to the
+    test's worker in-process: to its ``stats``, which Gantt's RPC endpoint
+    calls for these casts (``gantt.rpcapi.server``). Nova's
+    ``CastAsCallFixture``, which 40 of Nova's functional test modules use,
+    patches oslo.messaging's call contexts process-wide and cannot prepare
+    a context that was prepared already, as Gantt's RPC client does (the
+    REST write then failed with a 500). Nova's own calls to the scheduler
+    still cross oslo.messaging; Gantt's own functional tests cover these
+    casts over RabbitMQ."""
+
+    @staticmethod
+    def _stats():
+        scheduler = _CURRENT.get("scheduler")
+        worker = scheduler and scheduler.worker
+        return worker.scheduler.stats if worker is not None else None
+
+    def trees_changed(self, ctxt, root_uuids):
+        stats = self._stats()
+        if stats is not None:
+            stats.reload_trees(root_uuids)
+
+    def provider_usage_changed(self, ctxt, usages, sender=None):
+        stats = self._stats()
+        if stats is not None:
+            stats.apply_peer_usage(usages)
 
 
 def gantt_placement_setup(self):
@@ -95,7 +113,8 @@ def gantt_placement_setup(self):
     self.addCleanup(conf.reset)
     db = db_api.Database(database.url)
     self.addCleanup(db.dispose)
-    app = app_mod.make_app(conf, db=db, notifier=_notifier(self, conf),
+    app = app_mod.make_app(conf, db=db,
+                           notifier=notify.Workers(InProcessCasts()),
                            nova_nodes=NovaObjectNodes())
     self.endpoint = "http://%s/placement" % uuidutils.generate_uuid()
     intercept = interceptor.RequestsInterceptor(lambda: app,
@@ -120,6 +139,11 @@ class GanttScheduler:
             self._fixture = gantt_fixture.GanttFixture(
                 options=self.options, database_url=_CURRENT["cloud"].url)
             self._fixture.setUp()
+
+    @property
+    def worker(self):
+        """The running worker (None while stopped)."""
+        return self._fixture.worker if self._fixture is not None else None
 
     def stop(self):
         if self._fixture is not None:
