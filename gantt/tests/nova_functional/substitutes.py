@@ -136,8 +136,12 @@ class GanttScheduler:
 
     def start(self):
         if self._fixture is None:
+            # a test with no Placement fixture (it never schedules) gets
+            # a worker on a database of its own
+            cloud = _CURRENT.get("cloud")
             self._fixture = gantt_fixture.GanttFixture(
-                options=self.options, database_url=_CURRENT["cloud"].url)
+                options=self.options,
+                database_url=cloud.url if cloud is not None else None)
             self._fixture.setUp()
 
     @property
