@@ -105,10 +105,26 @@ class InProcessCasts:
             stats.apply_peer_usage(usages)
 
 
+def _placement_database(fixture):
+    """A fresh Gantt database; with ``db=False`` and a ``conf_fixture``
+    (Nova's tests that keep Placement's database themselves, across
+    several Placement fixtures), the one kept on that conf fixture for
+    as long as it lives."""
+    if fixture.db or fixture.conf_fixture is None:
+        return fixture.useFixture(gantt_fixtures.Database("sqlite"))
+    shared = getattr(fixture.conf_fixture, "gantt_database", None)
+    if shared is None:
+        shared = gantt_fixtures.Database("sqlite")
+        shared.setUp()
+        fixture.conf_fixture.addCleanup(shared.cleanUp)
+        fixture.conf_fixture.gantt_database = shared
+    return shared
+
+
 def gantt_placement_setup(self):
     """``setUp`` of Placement's fixture, serving gantt-api instead."""
     fixtures.Fixture.setUp(self)
-    database = self.useFixture(gantt_fixtures.Database("sqlite"))
+    database = _placement_database(self)
     conf = _api_conf(database.url)
     self.addCleanup(conf.reset)
     db = db_api.Database(database.url)
@@ -123,6 +139,12 @@ def gantt_placement_setup(self):
     self.addCleanup(intercept.uninstall_intercept)
     _CURRENT["cloud"] = GanttCloud(database.url, conf)
     self.addCleanup(_CURRENT.pop, "cloud", None)
+    scheduler = _CURRENT.get("scheduler")
+    if scheduler is not None and scheduler.worker is not None:
+        # the test started the scheduler before Placement: it moves to
+        # this database
+        scheduler.stop()
+        scheduler.start()
 
 
 class GanttScheduler:
