@@ -111,8 +111,13 @@ def _allocation(rp, vcpus, generation=None):
 
 
 def _used_vcpu(states, rp):
-    (state,) = [s for s in states if s.uuid == rp]
-    (vcpu,) = [r for r in state.resources if r.resource_class == "VCPU"]
+    """VCPU used on ``rp`` as one worker answers (None: it does not know
+    the host yet: the report is a fanout cast, each worker applies it in
+    its own time)."""
+    found = [s for s in states if s.uuid == rp]
+    if not found:
+        return None
+    (vcpu,) = [r for r in found[0].resources if r.resource_class == "VCPU"]
     return vcpu.used
 
 
@@ -122,7 +127,13 @@ def test_a_rest_allocation_reaches_every_worker(daemon_factory, server_db,
     daemon = daemon_factory(server_db.url, workers=3,
                             extra="usage_sync_interval = 0\n")
     node = f.cast_report(daemon.client, "h000", vcpus=2)
-    daemon.wait_for_hosts(1)
+    # every worker knows the host before the allocation is written
+    deadline = time.monotonic() + 20
+    known = 0
+    while known < 12:
+        assert time.monotonic() < deadline, "a worker never had the host"
+        used = _used_vcpu(daemon.client.get_host_states(None), node.uuid)
+        known = known + 1 if used is not None else 0
     api = ApiProcess(str(tmp_path), daemon).start()
     try:
         status, _ = api.call("PUT", "/allocations/" + str(uuid.uuid4()),
