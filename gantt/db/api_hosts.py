@@ -106,15 +106,14 @@ def refresh(conn, root_id, now, nova=NovaSide()):
     if not compute:
         conn.execute(REPORTS.delete().where(mine))
         return "deleted"
+    unread = row.details == _NO_DETAILS
+    # no record of Nova's yet: the default cell (or the record, below)
+    cell = {"cell_uuid": nova.cell_uuid} if unread else {}
     conn.execute(REPORTS.update().where(mine).values(
         nodename=root.name, availability_zone=nova.availability_zone,
-        disabled=DISABLED in traits, received_at=now))
-    if row.details == _NO_DETAILS:
-        # no record of Nova's yet: the default cell, or the record now
-        conn.execute(REPORTS.update().where(mine).values(
-            cell_uuid=nova.cell_uuid))
-        if nova.nodes is not None:
-            _learn(conn, root_id, _Node.read(root, nova))
+        disabled=DISABLED in traits, received_at=now, **cell))
+    if unread and nova.nodes is not None:
+        _learn(conn, root_id, _Node.read(root, nova))
     return "updated"
 
 
