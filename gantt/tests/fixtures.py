@@ -3,12 +3,14 @@
 * :func:`make_conf` and :class:`Conf`: a fresh, parsed ``ConfigOpts``
   with every Gantt option registered (the fixture resets it afterwards).
 * :class:`Database`: a migrated SQLite file database, or a throw-away
-  database on the real MariaDB / PostgreSQL of this machine.
+  database on the real MariaDB / PostgreSQL of this machine, cloned from
+  a template that this process migrated once (see :mod:`schema_clone`).
 * :class:`NovaRecords`: the two tables of Nova's databases that gantt-api
   reads (``[nova] api_database_connection``), in such databases.
 """
 
 import os
+import shutil
 import tempfile
 import uuid
 
@@ -20,6 +22,7 @@ from gantt import conf as gantt_conf
 from gantt import objects
 from gantt.db import api as db_api
 from gantt.db import migration
+from gantt.tests import schema_clone
 
 objects.register_all()
 
@@ -58,26 +61,36 @@ class Database(fixtures.Fixture):
     """A migrated (unless ``migrate`` is False), empty database that is
     dropped afterwards.
 
+    A migrated one is a copy of a template this process migrated once with
+    the real alembic upgrade (:mod:`gantt.tests.schema_clone`): the same
+    tables, keys and revision, in milliseconds instead of the 0.3 s
+    (SQLite) to 3 s (MariaDB) that 16 revisions take. ``clone=False``
+    runs the revisions themselves.
+
     :param backend: ``sqlite`` (a temporary file), ``mysql`` or
         ``postgresql`` (a uniquely named database on the local server),
         or ``postgresql+psycopg`` (the same server through the psycopg 3
         driver rather than psycopg2)
     """
 
-    def __init__(self, backend="sqlite", migrate=True):
+    def __init__(self, backend="sqlite", migrate=True, clone=True):
         super().__init__()
         self.backend = backend
         self.migrate = migrate
+        self.clone = clone and migrate
 
     def _setUp(self):
         if self.backend == "sqlite":
             tmp = self.useFixture(fixtures.TempDir()).path
             self.url = "sqlite:///" + os.path.join(tmp, "gantt.sqlite")
+            if self.clone:
+                shutil.copyfile(schema_clone.sqlite_template(),
+                                self.url[len("sqlite:///"):])
         else:
             self.url = self._create_server_db()
         self.db = db_api.Database(self.url)
         self.addCleanup(self.db.dispose)
-        if self.migrate:
+        if self.migrate and not self.clone:
             migration.upgrade(self.db)
 
     def _create_server_db(self):
@@ -95,8 +108,13 @@ class Database(fixtures.Fixture):
         else:
             raise ValueError(self.backend)
         admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+        if self.clone and self.backend.startswith("postgresql"):
+            create += " TEMPLATE " + schema_clone.postgresql_template(
+                admin_url)
         with admin.connect() as conn:
             conn.exec_driver_sql(create)
+        if self.clone and self.backend == "mysql":
+            schema_clone.mysql_copy(admin_url, name)
 
         def drop():
             with admin.connect() as conn:
