@@ -141,7 +141,7 @@ def test_the_claimer_says_when_a_consumer_believed_new_is_stored(db):
     ("anti-affinity", 1, [H1, H1], VM2),
     ("anti-affinity", 2, [H1, H1, H1], VM3),
     ("affinity", 1, [H1, H2], VM2),
-])
+], ids=["anti-affinity-1", "anti-affinity-2", "affinity"])
 def test_a_batch_keeps_its_group_policy(db, policy, max_per_host,
                                         placements, refused):
     group = allocations.GroupClaim(GROUP, policy, max_per_host)
