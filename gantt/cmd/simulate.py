@@ -15,6 +15,7 @@ import time
 from oslo_config import cfg
 
 from gantt import exception
+from gantt import version
 from gantt.cmd import common
 from gantt.simulate import fleet as fleet_mod
 from gantt.simulate import inputs
@@ -143,6 +144,8 @@ def parser():
                      help="print an example fleet file and exit")
     out.add_argument("--example-workload", action="store_true",
                      help="print an example workload file and exit")
+    out.add_argument("--version", action="version",
+                     version=version.version_info.version_string_with_package())
     return p
 
 

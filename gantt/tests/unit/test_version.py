@@ -2,6 +2,9 @@
 
 from importlib import metadata
 import json
+import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -20,6 +23,23 @@ def test_version_is_printed_and_nothing_else_happens(main, capsys):
     assert exit_.value.code == 0
     out = capsys.readouterr()
     assert (out.out + out.err).strip() == _installed_build()
+
+
+def _console_scripts():
+    return sorted(ep.name for ep in metadata.distribution(
+        "gantt").entry_points if ep.group == "console_scripts")
+
+
+@pytest.mark.parametrize("script", _console_scripts())
+def test_every_console_script_answers_version(script):
+    """Run as an operator runs it, from the venv's bin directory: a new
+    command without ``--version`` (or one that prints something else, or
+    starts work first) fails here, not in a bug report."""
+    path = pathlib.Path(sys.executable).parent / script
+    done = subprocess.run([str(path), "--version"], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert (done.stdout + done.stderr).strip() == _installed_build()
 
 
 def _installed_build():
