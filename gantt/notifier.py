@@ -58,8 +58,14 @@ class SchedulingNotifier:
             self._sender.start()
 
     @classmethod
-    def from_conf(cls, conf, host=None):
-        transport = messaging.get_notification_transport(conf)
+    def from_conf(cls, conf, host=None, transport=None):
+        """:param transport: the notification transport to send on; None:
+            one from ``[oslo_messaging_notifications]`` (cleaned up here
+            if unused). A caller on the ``fake:`` driver passes one on its
+            own bus, which is the only one its listeners hear."""
+        own = transport is None
+        if own:
+            transport = messaging.get_notification_transport(conf)
         # payloads are primitives by the time they are sent (see _emit)
         notifier = messaging.Notifier(
             transport, publisher_id="gantt-scheduler:%s" % (
@@ -68,7 +74,8 @@ class SchedulingNotifier:
         # which sends nothing: check the option itself
         drivers = conf.oslo_messaging_notifications.driver
         if not [d for d in drivers if d != "noop"]:
-            transport.cleanup()
+            if own:
+                transport.cleanup()
             return cls(None)
         return cls(notifier)
 

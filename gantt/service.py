@@ -67,11 +67,17 @@ class SchedulerWorker(service.ServiceBase):
         one from ``[DEFAULT] transport_url``. An in-process caller passes
         its own (``gantt.fixture`` passes a ``fake:`` one, which only its
         own clients reach); the worker does not clean it up.
+    :param notification_transport: where notifications go; None: as
+        ``[oslo_messaging_notifications]`` says. An in-process caller on
+        ``fake:`` passes one on its transport's bus (see
+        ``gantt.rpc.notification_transport``), or its listeners would
+        hear nothing.
     """
 
-    def __init__(self, conf, transport=None):
+    def __init__(self, conf, transport=None, notification_transport=None):
         self.conf = conf
         self._transport = transport
+        self._notification_transport = notification_transport
         self.name = None
         self.notifier = None
         self.scheduler = None
@@ -94,7 +100,8 @@ class SchedulerWorker(service.ServiceBase):
         transport = self._transport or rpc.get_transport(conf)
         self.client = rpc_client.SchedulerClient.from_conf(conf, transport)
         # before the engine: vacancies are announced through it
-        self.notifier = gantt_notifier.SchedulingNotifier.from_conf(conf)
+        self.notifier = gantt_notifier.SchedulingNotifier.from_conf(
+            conf, transport=self._notification_transport)
         self.scheduler = scheduler_mod.build(
             conf, self.db, worker_name=name, broadcast=self._broadcast,
             on_vacant=self.notifier.provider_vacant)

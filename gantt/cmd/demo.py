@@ -2,7 +2,11 @@
 
 It starts ``gantt-scheduler`` as a separate process (its own database
 unless one is given), then plays a small cloud against it over RabbitMQ,
-one flow after another (``--flow``; all of them by default):
+one flow after another (``--flow``; all of them by default). With no
+broker at the default URL and none named, it plays in one process on
+oslo.messaging's fake transport instead, the same worker serving; a
+broker it cannot use is one line and exit code 1
+(:mod:`gantt.cmd.demo_bus`, :mod:`gantt.cmd.demo_daemons`). The flows:
 
 * **compute** (:mod:`gantt.cmd.demo_flows.compute`): compute agents
   report, conductors ask for instances of mixed flavors, failed builds
@@ -15,26 +19,25 @@ one flow after another (``--flow``; all of them by default):
 
 and each flow ends with a summary read back from the scheduler and the
 database. One daemon serves every flow: its config has each flow's
-scheduling profile. This module is the command: its options, the daemon
-and the order of the flows; :mod:`gantt.cmd.demo_flows` says how a flow
-plugs in.
+scheduling profile. This module is the command: its options, the choice
+of bus and daemon, and the order of the flows;
+:mod:`gantt.cmd.demo_flows` says how a flow plugs in.
 """
 
 import argparse
 import os
 import random
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 
-from gantt import rpc
+import oslo_messaging as messaging
+
 from gantt import version
-from gantt.cmd import common
+from gantt.cmd import demo_bus
+from gantt.cmd import demo_daemons
 from gantt.cmd import demo_flows
 from gantt.cmd.demo_flows import compute as compute_flow
 from gantt.cmd.demo_flows import containers as containers_flow
@@ -69,8 +72,12 @@ def _parse(argv):
                              "writer at a time; 2 with --database)")
     parser.add_argument("--failure-rate", type=float, default=0.03,
                         help="share of builds that fail and are re-claimed")
-    parser.add_argument("--transport-url",
-                        default="rabbit://guest:guest@127.0.0.1:5672/")
+    parser.add_argument(
+        "--transport-url", default=None,
+        help="the broker to play on, and nothing else (default: %s, or "
+             "$%s; when nothing answers there, oslo.messaging's in-process "
+             "fake transport)" % (demo_bus.DEFAULT_URL,
+                                  demo_bus.DEFAULT_URL_ENV))
     parser.add_argument("--database", default=None,
                         help="SQLAlchemy URL (default: SQLite in the work "
                              "directory)")
@@ -84,104 +91,70 @@ def _parse(argv):
     return parser.parse_args(argv)
 
 
-def _broker_reachable(url):
-    parsed = urllib.parse.urlparse(url)
-    host, port = parsed.hostname or "127.0.0.1", parsed.port or 5672
-    try:
-        with socket.create_connection((host, port), timeout=3):
-            return True, (host, port)
-    except OSError:
-        return False, (host, port)
-
-
-class Daemon:
-    """gantt-scheduler as a child process, with its own config."""
-
-    def __init__(self, workdir, transport_url, database, workers, topic,
-                 flows=()):
-        self.workdir = workdir
-        self.conf_file = os.path.join(workdir, "gantt.conf")
-        self.log_file = os.path.join(workdir, "gantt-scheduler.log")
-        sections = demo_flows.merge_config(*(
-            flow.config(topic) for flow in flows))
-        profiles = ",".join(flow.PROFILE for flow in flows if flow.PROFILE)
-        with open(self.conf_file, "w") as f:
-            f.write("[DEFAULT]\ntransport_url = %s\n"
-                    "[database]\nconnection = %s\n"
-                    "[scheduler]\ntopic = %s\nworkers = %d\n"
-                    "profiles = %s\n"
-                    "[filter_scheduler]\nhost_subset_size = 3\n"
-                    % (transport_url, database, topic, workers, profiles))
-            for section, text in sections.items():
-                f.write("[%s]\n%s" % (section, text))
-        self.proc = None
-
-    def _bin(self, name):
-        return os.path.join(os.path.dirname(sys.executable), name)
-
-    def start(self):
-        subprocess.run([self._bin("gantt-manage"), "--config-file",
-                        self.conf_file, "db", "sync"], check=True,
-                       stdout=subprocess.DEVNULL)
-        log = open(self.log_file, "w")
-        self.proc = subprocess.Popen(
-            [self._bin("gantt-scheduler"), "--config-file", self.conf_file],
-            stdout=log, stderr=subprocess.STDOUT)
-
-    def stop(self):
-        if self.proc is None or self.proc.poll() is not None:
-            return None
-        started = time.monotonic()
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=40)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        return time.monotonic() - started
-
-
 def main(argv=None):
     args = _parse(sys.argv[1:] if argv is None else argv)
-    reachable, (host, port) = _broker_reachable(args.transport_url)
-    if not reachable:
-        print("gantt-demo: RabbitMQ is not reachable at %s:%d.\n"
-              "Start it with:  rabbitmq-server -detached\n"
-              "(or pass --transport-url for another broker)" % (host, port),
-              file=sys.stderr)
+    try:
+        bus = demo_bus.choose(args.transport_url, os.environ)
+    except demo_bus.BrokerError as exc:
+        print(exc, file=sys.stderr)
         return 1
-    if args.workers is None:
-        args.workers = 2 if args.database else 1
+    if bus.note:
+        print("gantt-demo: " + bus.note, flush=True)
+    _default_workers(args, bus)
+    return 0 if _play(args, bus) else 1
+
+
+def _play(args, bus):
+    """The daemon on ``bus``, every flow asked for, the daemon stopped;
+    True when every flow was OK (the work directory then goes, unless
+    the user gave it)."""
     names = list(FLOWS) if args.flow == "all" else [args.flow]
     workdir = args.workdir or tempfile.mkdtemp(prefix="gantt-demo-")
     os.makedirs(workdir, exist_ok=True)
-    db_url = args.database
-    if db_url is None:
-        # the demo's own database: fresh each run, whatever a previous
-        # run in the same work directory left in it
-        sqlite_file = os.path.join(workdir, "gantt.sqlite")
-        if os.path.exists(sqlite_file):
-            os.remove(sqlite_file)
-        db_url = "sqlite:///" + sqlite_file
+    db_url = args.database or _fresh_sqlite(workdir)
     topic = "gantt-demo-%d" % os.getpid()
     print("Gantt demo (%s): %d scheduler worker(s); work directory %s"
           % (", ".join(_describe(args, name) for name in names),
              args.workers, workdir))
-    daemon = Daemon(workdir, args.transport_url, db_url, args.workers, topic,
-                    [FLOWS[name] for name in names])
-    daemon.start()
-    print("  started gantt-scheduler (pid %d), log %s" % (
-        daemon.proc.pid, daemon.log_file))
+    kind = (demo_daemons.InProcessDaemon if bus.embedded
+            else demo_daemons.ChildDaemon)
+    daemon = kind(workdir, bus.url, db_url, args.workers, topic,
+                  [FLOWS[name] for name in names])
     ok = False
     try:
+        print("  " + daemon.start(), flush=True)
         ok = _run(args, daemon, topic, db_url, names)
+    except subprocess.CalledProcessError as exc:
+        print("gantt-demo: gantt-manage db sync failed (exit code %d); "
+              "see above" % exc.returncode, file=sys.stderr)
     finally:
-        took = daemon.stop()
-        if took is not None:
-            print("  gantt-scheduler stopped on SIGTERM in %.1f s" % took)
+        stopped = daemon.stop()
+        if stopped:
+            print("  " + stopped)
         if args.workdir is None and ok:
             shutil.rmtree(workdir, ignore_errors=True)
-    return 0 if ok else 1
+    return ok
+
+
+def _default_workers(args, bus):
+    """Two workers on a database server, one on the embedded SQLite
+    (one writer at a time) and always one in-process (the fake bus)."""
+    if bus.embedded:
+        if args.workers not in (None, 1):
+            print("gantt-demo: --workers %d ignored: the in-process "
+                  "transport serves one worker" % args.workers)
+        args.workers = 1
+    elif args.workers is None:
+        args.workers = 2 if args.database else 1
+
+
+def _fresh_sqlite(workdir):
+    """The demo's own database: fresh each run, whatever a previous run
+    in the same work directory left in it."""
+    sqlite_file = os.path.join(workdir, "gantt.sqlite")
+    if os.path.exists(sqlite_file):
+        os.remove(sqlite_file)
+    return "sqlite:///" + sqlite_file
 
 
 def _describe(args, name):
@@ -192,22 +165,18 @@ def _describe(args, name):
 
 def _run(args, daemon, topic, db_url, names):
     """Each flow in turn, on one daemon; True when every one was OK."""
-    conf = common.parse_args(["--config-file", daemon.conf_file], log=False)
-    transport = rpc.get_transport(conf)
-    client = rpc_client.SchedulerClient(transport, topic, timeout=60)
-    time.sleep(1.0)  # let the workers bind their queues
-    if daemon.proc.poll() is not None:
-        print("gantt-scheduler exited early; see %s" % daemon.log_file)
-        return False
     results = {}
     for name in names:
         # each flow its own generator: a flow plays the same alone or
         # after the others
         rng = random.Random(args.seed)
-        _wait_for_daemon(transport, topic)
+        if not _wait_for_daemon(daemon, topic):
+            return False
         started = time.monotonic()
         results[name] = FLOWS[name].run(demo_flows.Context(
-            client, transport, conf, db_url, rng, args, topic))
+            rpc_client.SchedulerClient(daemon.transport, topic, timeout=60),
+            daemon.transport, daemon.notifications, daemon.conf, db_url,
+            rng, args, topic))
         print("(%s flow: %.1f s)" % (name, time.monotonic() - started))
     if len(names) > 1:
         print("\nflows          %s" % ", ".join(
@@ -216,17 +185,24 @@ def _run(args, daemon, topic, db_url, names):
     return all(results.values())
 
 
-def _wait_for_daemon(transport, topic, timeout=60):
+def _wait_for_daemon(daemon, topic, timeout=60):
     """Until a worker answers: a call sent before any worker has bound
-    the topic's queue is dropped, and would wait out the whole timeout."""
-    quick = rpc_client.SchedulerClient(transport, topic, timeout=3)
+    the topic's queue is dropped, and would wait out the whole timeout.
+    A daemon that exited is said at once, not after the timeout."""
+    quick = rpc_client.SchedulerClient(daemon.transport, topic, timeout=3)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if not daemon.alive():
+            print("gantt-demo: " + daemon.exited(), file=sys.stderr)
+            return False
         try:
-            return quick.get_statistics(None)
-        except Exception:
+            quick.get_statistics(None)
+            return True
+        except messaging.MessagingException:
             time.sleep(0.5)
-    raise RuntimeError("no gantt-scheduler worker answered in %ds" % timeout)
+    print("gantt-demo: no scheduler worker answered in %ds; see %s"
+          % (timeout, daemon.log_file), file=sys.stderr)
+    return False
 
 
 if __name__ == "__main__":

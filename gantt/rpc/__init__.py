@@ -25,7 +25,8 @@ from gantt.rpc.server import Server
 
 __all__ = ["ALLOWED_EXMODS", "Dispatcher", "PingEndpoint", "Serializer",
            "Server", "expected_exceptions", "get_client", "get_server",
-           "get_transport", "register_opts"]
+           "get_transport", "notification_transport",
+           "register_opts"]
 
 #: exception modules a caller may rebuild from replies
 ALLOWED_EXMODS = [exception.__name__]
@@ -48,6 +49,13 @@ def get_transport(conf, url=None):
     register_opts(conf)
     return messaging.get_rpc_transport(conf, url=url,
                                        allowed_remote_exmods=ALLOWED_EXMODS)
+
+
+def notification_transport(transport):
+    """Notifications on ``transport``'s own bus (what an in-process
+    ``fake:`` bus needs; see :func:`gantt.rpc._private.
+    notification_transport`). The caller cleans up ``transport`` only."""
+    return _private.notification_transport(transport)
 
 
 def get_server(transport, target, endpoints, on_reject=None, inline=None,

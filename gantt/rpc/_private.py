@@ -12,6 +12,7 @@ name, rather than in production.
 import dataclasses
 
 import oslo_messaging as messaging
+from oslo_messaging import transport as msg_transport
 from oslo_messaging._metrics import client as _metrics
 from oslo_messaging._tracing import client as _tracing
 from oslo_messaging.rpc import server as rpc_server
@@ -71,6 +72,10 @@ HOOKS = (
          "on the global CONF, and missing from opts.list_opts()"),
     Hook("oslo_messaging._tracing.client", "oslo_messaging_tracing", None,
          "as oslo_messaging_metrics"),
+    Hook("oslo_messaging.transport.Transport", "_driver", None,
+         "the driver behind a transport: the fake driver's bus is the "
+         "driver object, and a notification transport on that bus can be "
+         "made only from it"),
     Hook("oslo_messaging._drivers.amqpdriver.AMQPDriverBase",
          "_get_reply_q", ("self",),
          "the first call connects its reply queue with retry=None "
@@ -115,6 +120,14 @@ def expected(error):
     wrapped = messaging.ExpectedException()
     wrapped.exc_info = (type(error), error, None)
     return wrapped
+
+
+def notification_transport(transport):
+    """A notification transport on ``transport``'s driver, hence on its
+    bus: ``fake:`` has one bus per driver object, so notifications sent
+    through a transport of their own would reach no listener of
+    ``transport`` (oslo.messaging builds a new driver for each)."""
+    return msg_transport.NotificationTransport(transport._driver)
 
 
 def reply_queue_opener(transport):

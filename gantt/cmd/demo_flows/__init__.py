@@ -1,8 +1,10 @@
 """The flows of ``gantt-demo`` beyond compute, one module each.
 
-``gantt/cmd/demo.py`` is the command: its options, the daemon it starts
-(``gantt-scheduler`` with a config of its own) and the order the flows
-run in (``--flow``; ``all`` plays them in the order of ``demo.FLOWS`` on
+``gantt/cmd/demo.py`` is the command: its options, the bus
+(:mod:`gantt.cmd.demo_bus`), the daemon it starts
+(:mod:`gantt.cmd.demo_daemons`: ``gantt-scheduler`` with a config of its
+own, or its worker in-process on the fake transport) and the order the
+flows run in (``--flow``; ``all`` plays them in the order of ``demo.FLOWS`` on
 one daemon). Each flow is a module of this package with the same shape,
 so that a reader finds one story per file:
 
@@ -39,6 +41,7 @@ class Context:
     """What a flow gets: the client, the daemon's config and database."""
     client: object          # a SchedulerClient on the daemon's topic
     transport: object       # its oslo.messaging transport
+    notifications: object   # the notification transport on its bus
     conf: object            # the daemon's config, parsed
     db_url: str
     rng: object             # random.Random, seeded by --seed

@@ -108,10 +108,9 @@ class _Vacancies:
 
 
 def run(ctx):
-    transport = messaging.get_notification_transport(ctx.conf)
     vacancies = _Vacancies()
     listener = messaging.get_notification_listener(
-        transport, [messaging.Target(topic=notify_topic(ctx.topic))],
+        ctx.notifications, [messaging.Target(topic=notify_topic(ctx.topic))],
         [vacancies], executor="threading", serializer=rpc.Serializer())
     listener.start()
     try:
@@ -119,7 +118,8 @@ def run(ctx):
     finally:
         listener.stop()
         listener.wait()
-        _delete_queues(ctx.conf.transport_url, notify_topic(ctx.topic))
+        if str(ctx.conf.transport_url).startswith("rabbit:"):
+            _delete_queues(ctx.conf.transport_url, notify_topic(ctx.topic))
 
 
 def _run(ctx, vacancies):
@@ -371,7 +371,8 @@ def _print_phase(phase):
 
 
 def _delete_queues(url, topic):
-    """Notification queues outlive their listener: drop the flow's."""
+    """Notification queues outlive their listener on RabbitMQ: drop the
+    flow's (the fake bus goes with the process)."""
     with kombu.Connection(str(url).replace("rabbit://", "amqp://", 1)
                           ) as conn:
         channel = conn.channel()

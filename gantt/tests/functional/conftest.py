@@ -36,6 +36,15 @@ def _require_port(port, what, how):
                     % (what, port, how), pytrace=False)
 
 
+@pytest.fixture
+def closed_port():
+    """A loopback port that refuses connections for the whole test: bound
+    by the test, never listened on, so nothing else can take it."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
 @pytest.fixture(scope="session")
 def rabbit():
     _require_port(5672, "RabbitMQ", "rabbitmq-server -detached")

@@ -9,20 +9,41 @@ the end-of-run consistency check read back from that database.
 
 Each flow (``--flow compute|containers|volumes``) runs as its own
 process, and the default (``all``) once, each checked by its summary.
+
+On a machine without a broker the demo plays in one process on
+oslo.messaging's fake transport (the default URL pointed at a closed
+port through ``GANTT_DEMO_DEFAULT_TRANSPORT_URL``); every broker error
+(refused, bad credentials, a missing virtual host) is one line and a
+quick non-zero exit.
 """
 
 import os
 import re
 import subprocess
 import sys
+import time
+
+import pytest
+
+from gantt.cmd import demo_bus
 
 BIN = os.path.dirname(sys.executable)
+#: a fleet small enough for a quick run of every flow
+SMALL = ("--hosts", "20", "--instances", "30", "--containers", "20",
+         "--volumes", "30")
+#: what a broker error may take at most: the probe's few seconds and the
+#: interpreter's start on a busy machine, far from the 60 s of a wait
+QUICK = 20
 
 
-def _demo(tmp_path, *args):
+def _demo(tmp_path, *args, default_url=None):
+    env = dict(os.environ)
+    env.pop(demo_bus.DEFAULT_URL_ENV, None)
+    if default_url:
+        env[demo_bus.DEFAULT_URL_ENV] = default_url
     return subprocess.run(
         [os.path.join(BIN, "gantt-demo"), "--workdir", str(tmp_path)]
-        + list(args), capture_output=True, text=True, timeout=300)
+        + list(args), capture_output=True, text=True, timeout=300, env=env)
 
 
 def _count(pattern, text):
@@ -54,10 +75,11 @@ def test_demo_places_a_small_fleet_consistently(tmp_path):
     assert "stopped on SIGTERM" in out.stdout
 
 
-def _ok(out, tmp_path):
+def _ok(out, tmp_path, stopped="gantt-scheduler stopped on SIGTERM"):
     log = (tmp_path / "gantt-scheduler.log").read_text()
     assert out.returncode == 0, out.stdout + out.stderr + log
-    assert "stopped on SIGTERM" in out.stdout
+    assert stopped in out.stdout
+    assert "Traceback" not in out.stdout + out.stderr + log
     return out.stdout
 
 
@@ -123,18 +145,78 @@ def test_volumes_on_thin_pools_with_refusals_by_reason(tmp_path):
 
 
 def test_the_default_plays_every_flow_on_one_daemon(tmp_path):
-    out = _ok(_demo(tmp_path, "--hosts", "20", "--instances", "30",
-                    "--containers", "20", "--volumes", "30"), tmp_path)
+    out = _ok(_demo(tmp_path, *SMALL), tmp_path)
     for title in ("Gantt demo summary", "Containers summary",
                   "Volumes summary"):
         assert out.count("=== " + title) == 1
     assert "flows          compute OK, containers OK, volumes OK" in out
+    # RabbitMQ answered: no word of the fake transport
+    assert "fake transport" not in out
 
 
-def test_demo_says_how_to_start_a_missing_broker(tmp_path):
-    # a port nothing listens on: the demo must say what to do, not hang
-    out = _demo(tmp_path, "--transport-url",
-                "rabbit://guest:guest@127.0.0.1:1/")
-    assert out.returncode == 1
-    assert "RabbitMQ is not reachable at 127.0.0.1:1" in out.stderr
-    assert "rabbitmq-server -detached" in out.stderr
+def test_with_no_broker_every_flow_plays_in_process(tmp_path, closed_port):
+    # nothing named and nothing at the default URL: the scheduler's
+    # worker runs in the demo's process, on the fake transport
+    out = _demo(tmp_path, *SMALL, default_url=(
+        "rabbit://guest:guest@127.0.0.1:%d/" % closed_port))
+    text = _ok(out, tmp_path,
+               stopped="in-process scheduler worker stopped")
+    said = ("gantt-demo: no RabbitMQ answered at 127.0.0.1:%d; running on "
+            "oslo.messaging's in-process fake transport" % closed_port)
+    assert text.splitlines()[0] == said
+    # said once, and only there
+    assert (out.stdout + out.stderr).count("fake transport") == 1
+    assert "started the scheduler worker in this process" in text
+    assert "gantt-scheduler (pid" not in text
+    assert "flows          compute OK, containers OK, volumes OK" in text
+    # the vacancies reached the container service on the same bus
+    assert "0 conflicts" in text.split("=== Containers summary", 1)[1]
+
+
+def _refused(tmp_path, *args, default_url=None):
+    """The demo's answer to a broker it cannot use: one line on stderr,
+    exit code 1, within seconds, nothing started."""
+    started = time.monotonic()
+    out = _demo(tmp_path, *args, default_url=default_url)
+    took = time.monotonic() - started
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert took < QUICK, "took %.1f s:\n%s" % (took, out.stderr)
+    assert out.stdout == "", out.stdout
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1, out.stderr
+    assert not (tmp_path / "gantt-scheduler.log").exists()
+    return lines[0]
+
+
+def test_a_refused_named_broker_is_an_error_not_a_fallback(tmp_path,
+                                                           closed_port):
+    # a port nothing listens on, named: say what to do, do not hang, and
+    # do not play on the fake transport instead of the broker asked for
+    line = _refused(tmp_path, "--transport-url",
+                    "rabbit://guest:secret@127.0.0.1:%d/" % closed_port)
+    assert ("RabbitMQ is not reachable at 127.0.0.1:%d "
+            "(rabbit://guest:***@127.0.0.1:%d/): connection refused"
+            % (closed_port, closed_port)) in line
+    assert "rabbitmq-server -detached" in line
+    assert "secret" not in line
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named", "default"])
+def test_bad_credentials_are_one_line(rabbit, tmp_path, named):
+    # the broker answers and refuses the login: an error even for the
+    # default URL (RabbitMQ is there; the fake transport would hide it)
+    url = "rabbit://guest:wrong-password@127.0.0.1:5672/"
+    line = (_refused(tmp_path, "--transport-url", url) if named
+            else _refused(tmp_path, default_url=url))
+    assert "rabbit://guest:***@127.0.0.1:5672/" in line
+    assert "refused the login (ACCESS_REFUSED)" in line
+    assert "wrong user name or password" in line
+    assert "wrong-password" not in line
+
+
+def test_a_missing_vhost_is_one_line(rabbit, tmp_path):
+    line = _refused(tmp_path, "--transport-url",
+                    "rabbit://guest:guest@127.0.0.1:5672/nosuchvhost")
+    assert ("RabbitMQ at rabbit://guest:***@127.0.0.1:5672/nosuchvhost has "
+            "no virtual host 'nosuchvhost' (NOT_ALLOWED)") in line
+    assert "rabbitmqctl add_vhost nosuchvhost" in line

@@ -9,6 +9,7 @@ import pytest
 
 from gantt import exception
 from gantt import notifier as gantt_notifier
+from gantt import rpc
 from gantt.cmd import common
 from gantt.objects import selection
 from gantt.scheduler import vacancy
@@ -140,3 +141,37 @@ def test_a_stuck_bus_never_holds_up_a_placement(caplog):
     assert len(bus.sent) == 3
     assert "3 notification(s) dropped" not in caplog.text
     assert "2 notification(s) dropped so far" in caplog.text
+
+
+class _Heard:
+    def __init__(self):
+        self.events = []
+
+    def info(self, ctxt, publisher_id, event_type, payload, metadata):
+        self.events.append(event_type)
+
+
+def test_a_given_transport_carries_them_to_listeners_on_its_bus():
+    # fake: has one bus per driver: what gantt-demo's in-process daemon
+    # needs is notifications on the bus its own listener hears
+    conf = _conf(driver=["messagingv2"], topics=["heard"])
+    rpc_transport = rpc.get_transport(conf, url="fake:/")
+    bus = rpc.notification_transport(rpc_transport)
+    heard = _Heard()
+    listener = messaging.get_notification_listener(
+        bus, [messaging.Target(topic="heard")], [heard],
+        executor="threading")
+    listener.start()
+    try:
+        sender = gantt_notifier.SchedulingNotifier.from_conf(
+            conf, transport=bus)
+        sender.start({}, f.request(f.flavor()), f.uuids(1))
+        assert sender.flush(10)
+        deadline = time.monotonic() + 10
+        while not heard.events and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        listener.stop()
+        listener.wait()
+        rpc_transport.cleanup()
+    assert heard.events == ["scheduler.select_destinations.start"]
