@@ -20,7 +20,6 @@ from gantt import reports
 from gantt import rpc
 from gantt import version
 from gantt.db import api as db_api
-from gantt.db import migration
 
 
 def make_conf():
@@ -127,8 +126,17 @@ def listing(found):
     return "; ".join(str(bad) for bad in found)
 
 
+def _migration():
+    """gantt.db.migration, imported when a command asks for the schema:
+    alembic is half of the start-up of a command that never does (every
+    ``gantt`` call)."""
+    from gantt.db import migration
+    return migration
+
+
 def require_schema_head(conf):
     """ConfigurationError unless the database's schema is this code's."""
+    migration = _migration()
     current = schema_version(conf)
     if current != migration.head_version():
         raise exception.ConfigurationError(
@@ -152,7 +160,7 @@ def schema_version(conf):
     except _DATABASE_ERRORS as exc:
         raise _database_error(exc) from None
     try:
-        return migration.current_version(db)
+        return _migration().current_version(db)
     except _DATABASE_ERRORS as exc:
         raise _database_error(exc) from None
     finally:

@@ -15,11 +15,11 @@ from cliff import lister
 from cliff import show
 from oslo_utils import uuidutils
 
+from gantt import zones
 from gantt.cmd.cli import base
 from gantt.objects import aggregate as aggregate_obj
-from gantt.scheduler.pipeline.filters import availability_zone
 
-ZONE = availability_zone.KEY
+ZONE = zones.KEY
 _FIELDS = ("uuid", "name", "availability_zone", "hosts", "properties")
 
 

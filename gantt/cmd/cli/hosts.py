@@ -12,8 +12,8 @@ from cliff import command
 from cliff import lister
 from cliff import show
 
+from gantt import zones
 from gantt.cmd.cli import base
-from gantt.scheduler.pipeline.filters import availability_zone
 
 #: (resource class, column title) of the usage ``host list`` shows
 _USAGE = (("VCPU", "vCPUs"), ("MEMORY_MB", "Memory MB"),
@@ -31,18 +31,17 @@ def _zone_table(rpc, stderr):
         stderr.write("gantt: [upgrade_levels] scheduler forbids reading "
                      "aggregates: zones shown are those the hosts report\n")
         return None
-    return {agg.uuid: agg.metadata[availability_zone.KEY]
+    return {agg.uuid: agg.metadata[zones.KEY]
             for agg in rpc.call("get_aggregates")
-            if availability_zone.KEY in agg.metadata}
+            if zones.KEY in agg.metadata}
 
 
 def _zone(state, zone_table):
     """The host's zone(s), comma-separated; None when it has none."""
     in_aggregates = [zone_table[u] for u in state.aggregates
                      if u in (zone_table or {})]
-    zones = availability_zone.zones_of(in_aggregates,
-                                       state.availability_zone)
-    return ", ".join(sorted(zones)) or None
+    found = zones.zones_of(in_aggregates, state.availability_zone)
+    return ", ".join(sorted(found)) or None
 
 
 def _usage(state):

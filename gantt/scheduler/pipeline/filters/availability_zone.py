@@ -1,24 +1,16 @@
 """AvailabilityZoneFilter: the host is in the requested availability zone.
 
-A host's zone is the ``availability_zone`` metadata of the aggregates it is
-in (Nova's only source of zones), and otherwise the zone its agent reports.
-The same rule serves the ``query_placement_for_availability_zone``
+The zone rule itself is :mod:`gantt.zones` (the CLI applies it too); the
+same filter functions serve the ``query_placement_for_availability_zone``
 pre-filter.
 """
 
+from gantt import zones
 from gantt.scheduler.pipeline import filters
 from gantt.scheduler.state import aggregates
 
-KEY = "availability_zone"
-
-
-def zones_of(aggregate_zones, reported):
-    """The zones a host is in (a frozenset, empty for none): the
-    ``availability_zone`` values of its aggregates, else the zone its agent
-    reports. ``gantt host list`` shows this too."""
-    if aggregate_zones:
-        return frozenset(aggregate_zones)
-    return frozenset([reported]) if reported else frozenset()
+KEY = zones.KEY
+zones_of = zones.zones_of
 
 
 def host_in_zone(host, zone):
