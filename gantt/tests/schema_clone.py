@@ -58,9 +58,9 @@ def _template_name():
     return "%s%s_%d" % (_PREFIX, _scripts_key(), os.getpid())
 
 
-def _memo(key, make):
+def _memo(key, make, still_there=lambda made: True):
     with _LOCK:
-        if key not in _MEMO:
+        if key not in _MEMO or not still_there(_MEMO[key]):
             _MEMO[key] = make()
         return _MEMO[key]
 
@@ -74,8 +74,10 @@ def _migrate(url):
 
 
 def sqlite_template():
-    """The path of this process's migrated SQLite file."""
-    return _memo("sqlite", _make_sqlite)
+    """The path of this process's migrated SQLite file (made again when a
+    test's clean-up took it: Nova's functional tests give every test a
+    temporary folder of its own and remove it afterwards)."""
+    return _memo("sqlite", _make_sqlite, os.path.exists)
 
 
 def _make_sqlite():
