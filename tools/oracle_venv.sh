@@ -13,6 +13,9 @@
 # checkout used it last, under an exclusive lock on file descriptor 9 that
 # the caller keeps (exec keeps it open) until its test run ends, so two
 # checkouts' runs take turns instead of testing each other's code.
+#
+# GANTT_ORACLE_BUILD_ONLY=1 makes the calling script stop (exit 0) once
+# its virtualenv is ready: tools/oracle_venvs.sh builds them all at once.
 
 ORACLE_CACHE=${GANTT_ORACLE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gantt-oracles}
 
@@ -38,6 +41,7 @@ oracle_venv() {
     [ "$with_gantt" = no ] || _oracle_point_at_root "$venv"
     [ "$with_gantt" = yes ] || flock -u 9
     ORACLE_VENV=$link
+    [ -z "${GANTT_ORACLE_BUILD_ONLY:-}" ] || exit 0
 }
 
 _oracle_build() {
