@@ -6,9 +6,8 @@ and swaps the provider's ``generation`` (the one claims compare, see
 one provider meet on its row: one of them fails with ``ProviderConflict``
 and changes nothing.
 
-The filters of ``GET /resource_providers`` are applied in SQL for what
-narrows (name, uuid, tree) and in Python over the few rows left for the
-rest (traits, aggregates, capacity), read in one statement each.
+The filters of ``GET /resource_providers`` are one SQL condition
+(:mod:`gantt.db.provider_filter`): the listing is one statement.
 """
 
 import collections
@@ -20,12 +19,15 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from gantt import exception
+from gantt.db import provider_filter
 from gantt.db.models import AGGS
 from gantt.db.models import ALLOC
 from gantt.db.models import INV
 from gantt.db.models import REPORTS
 from gantt.db.models import RP
 from gantt.db.models import TRAITS
+
+Filters = provider_filter.Filters
 
 _PARENT = RP.alias("parent")
 _ROOT = RP.alias("root")
@@ -44,20 +46,6 @@ class Row:
     root_id: int
     created_at: datetime.datetime
     updated_at: datetime.datetime | None
-
-
-@dataclasses.dataclass(frozen=True)
-class Filters:
-    """``GET /resource_providers``'s filters (empty: no filter)."""
-
-    name: str | None = None
-    uuid: str | None = None
-    in_tree: str | None = None
-    member_of: tuple = ()          # any-of sets, ANDed
-    forbidden_aggregates: frozenset = frozenset()
-    required: tuple = ()           # any-of trait sets, ANDed
-    forbidden_traits: frozenset = frozenset()
-    resources: dict = dataclasses.field(default_factory=dict)
 
 
 class Conflict(exception.GanttException):
@@ -94,54 +82,11 @@ def by_name(conn, name):
 
 
 def find(conn, filters):
-    """The providers that pass every filter, by id."""
-    query = _select().order_by(RP.c.id)
-    if filters.name is not None:
-        query = query.where(RP.c.name == filters.name)
-    if filters.uuid is not None:
-        query = query.where(RP.c.uuid == filters.uuid)
-    if filters.in_tree is not None:
-        tree = get(conn, filters.in_tree)
-        if tree is None:
-            return []
-        query = query.where(RP.c.root_provider_id == tree.root_id)
-    rows = [_row(r) for r in conn.execute(query)]
-    return [r for r in rows if _passes(conn, r, filters)] if (
-        rows and _narrows(filters)) else rows
-
-
-def _narrows(filters):
-    return bool(filters.member_of or filters.forbidden_aggregates or
-                filters.required or filters.forbidden_traits or
-                filters.resources)
-
-
-def _passes(conn, row, filters):
-    if filters.required or filters.forbidden_traits:
-        traits = traits_of(conn, row.id)
-        if any(not (anyof & traits) for anyof in filters.required):
-            return False
-        if traits & filters.forbidden_traits:
-            return False
-    if filters.member_of or filters.forbidden_aggregates:
-        aggs = aggregates_of(conn, row.id)
-        if any(not (anyof & aggs) for anyof in filters.member_of):
-            return False
-        if aggs & filters.forbidden_aggregates:
-            return False
-    if filters.resources:
-        invs, used = inventories_of(conn, row.id), usages_of(conn, row.id)
-        return all(_fits(invs.get(rc), used.get(rc, 0), amount)
-                   for rc, amount in filters.resources.items())
-    return True
-
-
-def _fits(inv, used, amount):
-    if inv is None:
-        return False
-    capacity = (inv.total - inv.reserved) * inv.allocation_ratio
-    return (inv.min_unit <= amount <= inv.max_unit and
-            amount % inv.step_size == 0 and used + amount <= capacity)
+    """The providers that pass every filter (a :class:`Filters`), by id,
+    in one statement (:mod:`gantt.db.provider_filter`)."""
+    return [_row(r) for r in conn.execute(_select().where(
+        provider_filter.where(filters, conn.dialect.name))
+        .order_by(RP.c.id))]
 
 
 def create(conn, uuid, name, parent=None):
