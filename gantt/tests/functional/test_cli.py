@@ -19,6 +19,7 @@ from gantt import exception
 from gantt.objects import aggregate as aggregate_obj
 from gantt.tests import factories as f
 from gantt.tests.functional import conftest
+from gantt.tests.functional import waiting
 
 GANTT = os.path.join(os.path.dirname(sys.executable), "gantt")
 HOSTS = ("cli-a", "cli-b", "cli-c")
@@ -51,7 +52,7 @@ def daemon(rabbit, tmp_path_factory):
 def gantt(daemon, *args, config=None):
     return subprocess.run(
         [GANTT, "--config-file", config or daemon.conf_file, *args],
-        capture_output=True, text=True, timeout=60)
+        capture_output=True, text=True, timeout=waiting.CALL)
 
 
 def ok(daemon, *args):
@@ -253,7 +254,7 @@ def test_a_bad_transport_url_is_one_line(tmp_path, url):
     conf.write_text("[DEFAULT]\ntransport_url = %s\n" % url)
     done = subprocess.run([GANTT, "--config-file", str(conf), "host",
                            "list"], capture_output=True, text=True,
-                          timeout=60)
+                          timeout=waiting.CALL)
     assert "gantt: [DEFAULT] transport_url: " in one_error_line(done, 2)
 
 
@@ -279,14 +280,14 @@ def test_a_closed_pipe_is_no_traceback(daemon):
                              "host", "list"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     proc.stdout.close()          # the reader is gone before any output
-    _out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=waiting.CALL)
     assert proc.returncode == 141, err
     assert err == ""
     shell = subprocess.run(
         "set -o pipefail; '%s' --config-file '%s' host list -f value "
         "-c Host | head -1" % (GANTT, daemon.conf_file), shell=True,
         executable=shutil.which("bash"), capture_output=True, text=True,
-        timeout=60)
+        timeout=waiting.CALL)
     assert shell.stdout == "cli-a\n"
     assert shell.stderr == ""
 
@@ -297,18 +298,18 @@ def test_config_dir_is_read(daemon, tmp_path):
     shutil.copy(daemon.conf_file, confdir / "10-gantt.conf")
     done = subprocess.run([GANTT, "--config-dir", str(confdir), "host",
                            "list", "-f", "value", "-c", "Host"],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=waiting.CALL)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == list(HOSTS)
 
 
 def test_help_needs_no_scheduler():
     done = subprocess.run([GANTT, "aggregate", "create", "--help"],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=waiting.CALL)
     assert done.returncode == 0, done.stderr
     assert "usage: gantt aggregate create" in done.stdout
     assert "--uuid UUID" in done.stdout
     listing = subprocess.run([GANTT, "help"], capture_output=True,
-                             text=True, timeout=60)
+                             text=True, timeout=waiting.CALL)
     assert "host list" in listing.stdout
     assert "aggregate-set" not in listing.stdout      # deprecated, hidden

@@ -16,13 +16,15 @@ import re
 import subprocess
 import sys
 
+from gantt.tests.functional import waiting
+
 BIN = os.path.dirname(sys.executable)
 
 
 def _demo(tmp_path, *args):
     return subprocess.run(
         [os.path.join(BIN, "gantt-demo"), "--workdir", str(tmp_path)]
-        + list(args), capture_output=True, text=True, timeout=300)
+        + list(args), capture_output=True, text=True, timeout=waiting.CALL)
 
 
 def _count(pattern, text):
