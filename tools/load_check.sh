@@ -17,14 +17,20 @@ MIN=${GANTT_LOAD_MIN:-10}
 LIMIT=${GANTT_LOAD_LIMIT:-5400}
 HERE=$(dirname "$0")
 hogs=()
+tests=
 
-stop_hogs() {
+stop() {
+    # the tests first, by SIGINT: pytest tears down (stops its daemons)
+    if [ -n "$tests" ]; then
+        kill -INT "$tests" 2>/dev/null || true
+        wait "$tests" 2>/dev/null || true
+    fi
     for pid in "${hogs[@]}"; do
         kill "$pid" 2>/dev/null || true
     done
     wait "${hogs[@]}" 2>/dev/null || true
 }
-trap stop_hogs EXIT
+trap stop EXIT
 trap 'exit 130' INT TERM
 
 load1() { cut -d' ' -f1 /proc/loadavg; }
@@ -42,6 +48,9 @@ done
 echo "==> load before: $(uptime)"
 rc=0
 timeout --signal=INT --kill-after=120 "$LIMIT" \
-    "$HERE/test.sh" "$MODULE" -q -x "$@" || rc=$?
+    "$HERE/test.sh" "$MODULE" -q -x "$@" &
+tests=$!
+wait "$tests" || rc=$?
+tests=
 echo "==> load after: $(uptime)"
 exit "$rc"
