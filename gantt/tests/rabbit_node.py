@@ -10,10 +10,11 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 import uuid
 
 import fixtures
+
+from gantt.tests.functional import waiting
 
 
 def _free_port():
@@ -51,18 +52,14 @@ class RabbitNode(fixtures.Fixture):
         self._ctl("await_startup", "--timeout", "90")
         self.url = "rabbit://guest:guest@127.0.0.1:%d/" % self.port
 
-    def _ctl(self, *args, timeout=120):
-        deadline = time.monotonic() + timeout
-        while True:
+    def _ctl(self, *args):
+        def done():
             result = subprocess.run(["rabbitmqctl", "-n", self.name] +
                                     list(args), capture_output=True,
                                     text=True)
-            if result.returncode == 0:
-                return result.stdout
-            if time.monotonic() > deadline:
-                raise RuntimeError("rabbitmqctl %s failed: %s" % (
-                    " ".join(args), result.stderr))
-            time.sleep(0.5)
+            return result if result.returncode == 0 else None
+        return waiting.until("rabbitmqctl %s" % " ".join(args), done,
+                             interval=0.5).stdout
 
     def stop_app(self):
         """Stop the broker (the Erlang node stays up); clients disconnect."""
@@ -71,14 +68,12 @@ class RabbitNode(fixtures.Fixture):
     def start_app(self):
         """Start the broker again; returns when it accepts connections."""
         self._ctl("start_app")
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), 1):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("the broker did not come back")
+        waiting.until("the broker accepting connections on %d" % self.port,
+                      self._accepts, ignoring=OSError)
+
+    def _accepts(self):
+        with socket.create_connection(("127.0.0.1", self.port), 1):
+            return True
 
     def _destroy(self):
         subprocess.run(["rabbitmqctl", "-n", self.name, "stop"],

@@ -18,6 +18,7 @@ a few lines calling out to ``rest_trees`` and ``gantt.db.levels``.
 import dataclasses
 import datetime
 import logging
+import threading
 import time
 
 from oslo_db import exception as db_exc
@@ -63,6 +64,9 @@ class StatsService:
         self._load_aggregates = load_aggregates
         self.topology = topology_mod.Topology(conf.topology.levels)
         self.trees = rest_trees.Trees(conf, db, cache)
+        # one re-read of the standalone providers at a time, a retirement
+        # between two (see reload_providers)
+        self._providers_lock = threading.Lock()
 
     def check_location(self, text):
         """A reported location's levels against ``[topology] levels``.
@@ -285,7 +289,19 @@ class StatsService:
         return bool(deleted)
 
     def reload_providers(self):
-        """Re-read the standalone providers (and their usage)."""
+        """Re-read the standalone providers (and their usage).
+
+        One at a time (the start-up load, the sync, each report's and each
+        ``providers_changed`` re-read): the providers missing from a read
+        are forgotten, and a read older than another's must not forget
+        what that one added meanwhile (a provider reported between the
+        two; it would come back at the next re-read, on a row of its own,
+        the forgotten one left as a row of no kind).
+        """
+        with self._providers_lock:
+            return self._reload_providers()
+
+    def _reload_providers(self):
         stored = host_load.load_standalone_providers(self.db)
         known = {p.uuid for p in stored}
         for gone in {p.uuid for p in self.cache.standalone_providers()} - (
@@ -325,7 +341,9 @@ class StatsService:
             InvalidRequest (nothing changed)
         """
         kind = db_retire.retire(self.db, provider_uuid, generation)
-        self.cache.remove_provider(provider_uuid)
+        with self._providers_lock:
+            # not between a re-read before the retirement and its apply
+            self.cache.remove_provider(provider_uuid)
         LOG.info("Retired %s provider %s at generation %d", kind,
                  provider_uuid, generation)
         return True

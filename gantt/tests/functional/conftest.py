@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import uuid
 
 import oslo_messaging as messaging
@@ -21,6 +20,7 @@ from gantt.cmd import common
 from gantt.rpcapi import client as rpc_client
 from gantt.tests import fixtures as gantt_fixtures
 from gantt.tests import rabbit_node
+from gantt.tests.functional import waiting
 
 RABBIT_URL = os.environ.get("GANTT_TEST_TRANSPORT_URL",
                             "rabbit://guest:guest@127.0.0.1:5672/")
@@ -94,6 +94,7 @@ class Daemon:
                     "[database]\nconnection = %s\n"
                     "[scheduler]\ntopic = %s\nworkers = %d\n%s\n"
                     % (rabbit_url, db_url, self.topic, workers, extra))
+        self.workers = workers
         self.proc = None
         # loggers whose tracebacks a fault test provokes on purpose
         self.tracebacks_allowed_from = set()
@@ -101,7 +102,7 @@ class Daemon:
                                       log=False)
         self.transport = rpc.get_transport(self.conf)
         self.client = rpc_client.SchedulerClient(self.transport, self.topic,
-                                                 timeout=30)
+                                                 timeout=waiting.CALL)
 
     def start(self, wait=True):
         self._log = open(self.log_file, "w")
@@ -112,26 +113,26 @@ class Daemon:
             self.wait_ready()
         return self
 
-    def wait_ready(self, timeout=30):
-        deadline = time.monotonic() + timeout
-        quick = rpc_client.SchedulerClient(self.transport, self.topic,
-                                           timeout=2)
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError("gantt-scheduler exited with %s:\n%s"
-                                     % (self.proc.returncode, self.log()))
-            try:
-                return quick.get_statistics(None)
-            except Exception:
-                time.sleep(0.2)
-        raise AssertionError("gantt-scheduler not ready in %ds:\n%s"
-                             % (timeout, self.log()))
+    def wait_ready(self):
+        """Until every worker logged that it serves (its cache loaded);
+        then the statistics of one of them."""
+        waiting.until("%d worker(s) of gantt-scheduler serving topic %s"
+                      % (self.workers, self.topic), self._all_serving,
+                      log=self.log)
+        return self.client.get_statistics(None)
+
+    def _all_serving(self):
+        if self.proc.poll() is not None:
+            raise AssertionError("gantt-scheduler exited with %s:\n%s"
+                                 % (self.proc.returncode,
+                                    waiting.tail(self.log())))
+        return self.log().count(waiting.SCHEDULER_SERVING) >= self.workers
 
     def log(self):
         with open(self.log_file) as f:
             return f.read()
 
-    def stop(self, sig=signal.SIGTERM, timeout=40):
+    def stop(self, sig=signal.SIGTERM, timeout=waiting.WAIT):
         if self.proc is None or self.proc.poll() is not None:
             return self.proc.returncode if self.proc else None
         self.proc.send_signal(sig)
@@ -143,15 +144,16 @@ class Daemon:
             raise AssertionError("gantt-scheduler ignored SIGTERM for %ds"
                                  % timeout) from None
 
-    def wait_for_hosts(self, count, timeout=20):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            states = self.client.get_host_states(None)
-            if len(states) >= count:
-                return states
-            time.sleep(0.1)
-        raise AssertionError("only %d of %d hosts known after %ds" % (
-            len(states), count, timeout))
+    def wait_for_hosts(self, count):
+        """The host states of a worker that holds ``count`` hosts."""
+        return waiting.until(
+            "a worker holding %d hosts" % count,
+            lambda: _at_least(self.client.get_host_states(None), count),
+            log=self.log)
+
+
+def _at_least(states, count):
+    return states if len(states) >= count else None
 
 
 def _make_db_manage(db_url, tmpdir):

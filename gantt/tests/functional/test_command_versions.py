@@ -15,6 +15,8 @@ import sys
 
 import pytest
 
+from gantt.tests.functional import waiting
+
 BIN = os.path.dirname(sys.executable)
 COMMANDS = ["gantt-scheduler", "gantt-manage", "gantt-status", "gantt",
             "gantt-demo"]
@@ -32,7 +34,7 @@ def installed_version(tmp_path_factory):
          "print(d.version, json.loads(d.read_text('pbr.json'))"
          "['git_version'])"],
         cwd=tmp_path_factory.mktemp("elsewhere"), capture_output=True,
-        text=True, check=True, timeout=60)
+        text=True, check=True, timeout=waiting.CALL)
     version_, sha = out.stdout.split()
     return "%s (git %s)" % (version_, sha)
 
@@ -42,7 +44,7 @@ def test_version_is_the_installed_build(command, installed_version,
                                         tmp_path):
     done = subprocess.run([os.path.join(BIN, command), "--version"],
                           cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60)
+                          timeout=waiting.CALL)
     assert done.returncode == 0, done.stderr
     printed = (done.stdout + done.stderr).strip()
     # oslo.config prints the version, cliff the program's name first

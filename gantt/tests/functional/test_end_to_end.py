@@ -18,6 +18,7 @@ from gantt.objects import request_spec
 from gantt.objects import usage as usage_obj
 from gantt.tests import factories as f
 from gantt.tests.functional import invariants
+from gantt.tests.functional import waiting
 
 CELL_A = str(uuid.UUID(int=0xA))
 CELL_B = str(uuid.UUID(int=0xB))
@@ -135,12 +136,9 @@ def test_stale_report_is_ignored_everywhere(daemon):
     daemon.client.update_resource_stats(None, stale)
     newer = f.compute_node_obj("solo", memory_mb=8192, sequence=1001)
     daemon.client.update_resource_stats(None, newer)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        [state] = daemon.client.get_host_states(None)
-        if state.report_sequence == 1001:
-            break
-        time.sleep(0.1)
+    [state] = waiting.until("the report of sequence 1001 held", lambda: [
+        s for s in daemon.client.get_host_states(None)
+        if s.report_sequence == 1001], log=daemon.log)
     mem = {r.resource_class: r.total for r in state.resources}["MEMORY_MB"]
     assert (state.report_sequence, mem) == (1001, 8192)
     with daemon.database.engine.connect() as conn:
@@ -180,12 +178,9 @@ def test_bad_messages_get_typed_errors_and_the_daemon_keeps_serving(daemon):
     fanout.cast({}, "update_resource_stats", compute_node=node)
     bad = f.compute_node_obj("bad", reserved_memory_mb=10 ** 9)
     client.update_resource_stats(None, bad)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        stats = client.get_statistics(None)
-        if stats.messages_rejected >= 6:
-            break
-        time.sleep(0.1)
+    stats = waiting.until("6 messages rejected", lambda: waiting.when(
+        client.get_statistics(None), lambda s: s.messages_rejected >= 6),
+        log=daemon.log)
     assert stats.messages_rejected == 6
     # nothing was stored from the bad ones, and the daemon still places
     assert {s.host for s in client.get_host_states(None)} == {
@@ -203,12 +198,11 @@ def test_sigterm_finishes_in_flight_calls(daemon):
             None, f.request(num_instances=150), uuids)))
     caller.start()
     # wait until the request is being claimed, then ask the daemon to stop
-    deadline = time.monotonic() + 20
-    while not invariants.allocations(daemon.database):
-        assert time.monotonic() < deadline, "the request never started"
-        time.sleep(0.005)
+    waiting.until("the request's first claim",
+                  lambda: invariants.allocations(daemon.database),
+                  log=daemon.log, interval=0.005)
     code = daemon.stop()
-    caller.join(30)
+    caller.join(waiting.WAIT)
     assert code == 0
     assert "Worker stopped" in daemon.log()
     # the in-flight call was finished and answered, not cut short
@@ -222,13 +216,10 @@ def _used(client, resource_class="VCPU"):
         r.resource_class: r.used for r in state.resources}[resource_class]
 
 
-def _wait_used(client, expected, timeout=10):
-    deadline = time.monotonic() + timeout
-    while True:
-        found = _used(client)
-        if found == expected or time.monotonic() > deadline:
-            return found
-        time.sleep(0.05)
+def _wait_used(client, expected):
+    """Until the host's (generation, VCPU used) is ``expected``."""
+    waiting.until("(generation, VCPU used) %r" % (expected,),
+                  lambda: _used(client) == expected, interval=0.05)
 
 
 def test_a_worker_skips_its_own_usage_casts_and_applies_its_peers(daemon):
@@ -249,12 +240,10 @@ def test_a_worker_skips_its_own_usage_casts_and_applies_its_peers(daemon):
                                          sender=worker)
     daemon.client.provider_usage_changed(None, [usage(generation + 5, 3)],
                                          sender="elsewhere:1")
-    assert _wait_used(daemon.client, (generation + 5, 3)) == (
-        generation + 5, 3)
+    _wait_used(daemon.client, (generation + 5, 3))
     # an older worker's cast names no sender: applied as before
     daemon.client.provider_usage_changed(None, [usage(generation + 6, 4)])
-    assert _wait_used(daemon.client, (generation + 6, 4)) == (
-        generation + 6, 4)
+    _wait_used(daemon.client, (generation + 6, 4))
 
 
 def test_a_claim_reaches_the_other_workers_cache(daemon_factory, server_db):
@@ -263,16 +252,11 @@ def test_a_claim_reaches_the_other_workers_cache(daemon_factory, server_db):
     spec = f.request(f.flavor(vcpus=2, memory_mb=1024, root_gb=10))
     [[placed]] = daemon.client.select_destinations(None, spec, f.uuids(1))
     assert placed.claimed
-    # each call is answered by one worker: ask until both have said
-    seen = {}
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        stats = daemon.client.get_statistics(None)
-        seen[stats.worker] = stats
-        if len(seen) == 2 and sum(s.peer_updates for s in seen.values()):
-            break
-        time.sleep(0.05)
-    assert len(seen) == 2, seen.keys()
+    # each call is answered by one worker: ask until both have the claim
+    seen = waiting.every_worker(
+        "the claim placed or heard of",
+        lambda: daemon.client.get_statistics(None),
+        lambda s: s.placements + s.peer_updates >= 1, 2, log=daemon.log)
     placer = [s for s in seen.values() if s.placements == 1]
     other = [s for s in seen.values() if s.placements == 0]
     assert len(placer) == len(other) == 1

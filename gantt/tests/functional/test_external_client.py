@@ -14,6 +14,8 @@ import sys
 
 import sqlalchemy as sa
 
+from gantt.tests.functional import waiting
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 SCRIPT = os.path.join(ROOT, "doc", "examples", "external_client.py")
@@ -51,7 +53,7 @@ def _run_example(daemon, rabbit):
         [sys.executable, SCRIPT, "--transport-url", rabbit,
          "--topic", daemon.topic, "--host-prefix", PREFIX,
          "--timeout", "30"],
-        capture_output=True, text=True, timeout=180, cwd="/")
+        capture_output=True, text=True, timeout=waiting.CALL, cwd="/")
 
 
 def test_external_client_speaks_the_documented_wire(daemon, rabbit):

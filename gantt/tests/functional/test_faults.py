@@ -17,6 +17,7 @@ from gantt.tests import factories as f
 from gantt.tests.functional import invariants
 from gantt.tests.functional import storm
 from gantt.tests.functional import test_contention
+from gantt.tests.functional import waiting
 
 REPORT_INTERVAL = 1.0
 EXTRA = test_contention.CORE_FILTERS
@@ -77,25 +78,17 @@ def _assert_sound(db, outcome, asked):
             for u in found.allocated - set(outcome.placed)})
 
 
-def _wait_fresh(client, hosts, since, workers, timeout):
-    """Seconds until every worker's cache holds, for each of its ``hosts``,
-    a report cast after ``since`` (each worker says so in its statistics,
+def _wait_fresh(daemon, client, hosts, since, workers):
+    """Until every worker's cache holds, for each of its ``hosts``, a
+    report cast after ``since`` (each worker says so in its statistics,
     so one call tells one worker's state)."""
-    started = time.monotonic()
-    fresh_workers = set()
-    while time.monotonic() - started < timeout:
-        try:
-            stats = client.get_statistics(None)
-        except storm.TRANSIENT:
-            time.sleep(0.2)
-            continue
-        if stats.hosts == hosts and stats.min_report_sequence >= since:
-            fresh_workers.add(stats.worker)
-            if len(fresh_workers) == workers:
-                return time.monotonic() - started
-        time.sleep(0.05)
-    raise AssertionError("caches not fresh after %ds (%d of %d workers)"
-                         % (timeout, len(fresh_workers), workers))
+    def answer():
+        return waiting.until("an answer", lambda: client.get_statistics(
+            None), ignoring=storm.TRANSIENT, interval=0.2)
+    waiting.every_worker(
+        "every host's report cast after the broker's return", answer,
+        lambda s: s.hosts == hosts and s.min_report_sequence >= since,
+        workers, log=daemon.log)
 
 
 # private_broker first: fixtures are torn down in reverse, so the broker
@@ -127,12 +120,11 @@ def test_broker_restart_while_casting_and_calling(private_broker,
     asked = {u for _, uuids in requests for u in uuids}
     _assert_sound(server_db.db, outcome, asked)
     assert outcome.placed                       # it served before and after
-    # every worker's cache is fresh again within one report interval of
-    # the broker's return (plus the time to reconnect, measured here)
-    fresh_after = _wait_fresh(client, len(agents.nodes),
-                              timings["back_seq"], workers=2, timeout=30)
+    # every worker's cache is fresh again: the agents' casts after the
+    # broker's return reach them (how soon is the machine's, not asserted)
+    _wait_fresh(daemon, client, len(agents.nodes), timings["back_seq"],
+                workers=2)
     agents.stop()
-    assert fresh_after < 10 + REPORT_INTERVAL
     transport.cleanup()
 
 
@@ -172,9 +164,9 @@ def test_a_killed_worker_loses_nothing(daemon_factory, server_db):
     _assert_sound(server_db.db, outcome, asked)
     assert len(outcome.placed) > 0
     # the launcher replaced the dead worker
-    deadline = time.monotonic() + 30
-    while len(_worker_pids(daemon)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
+    waiting.until("a second worker again",
+                  lambda: len(_worker_pids(daemon)) >= 2, log=daemon.log,
+                  interval=0.2)
     assert len(_worker_pids(daemon)) == 2
     assert before[0] not in _worker_pids(daemon)
 

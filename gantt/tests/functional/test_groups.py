@@ -7,7 +7,6 @@ keeps the group apart), extended, and a reservation left to expire; the
 import os
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
@@ -18,6 +17,7 @@ from gantt.objects import group as group_obj
 from gantt.objects import request_spec
 from gantt.tests import factories as f
 from gantt.tests.functional import invariants
+from gantt.tests.functional import waiting
 
 RACKS = ("r1", "r2", "r3", "r4")
 GANTT = os.path.join(os.path.dirname(sys.executable), "gantt")
@@ -108,10 +108,8 @@ def test_an_unbuilt_reservation_expires(fleet):
     group = str(uuid.uuid4())
     plan = fleet.client.reserve_group(None, group_request(group, 2, ttl=1))
     assert holders(fleet) == {s.reservation_uuid for s in plan.slots}
-    deadline = time.monotonic() + 15
-    while holders(fleet) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert holders(fleet) == set()
+    waiting.until("the reservation's expiry",
+                  lambda: holders(fleet) == set(), log=fleet.log)
     # its member, built late, is placed anew and still keeps the group
     [vm] = f.uuids(1)
     [[claimed, *_]] = fleet.client.select_destinations(
@@ -128,7 +126,7 @@ def test_group_plan_from_a_file(fleet, tmp_path):
                      "spec": {"flavor": {"vcpus": 2, "memory_mb": 2048}}}]}))
     done = subprocess.run([GANTT, "--config-file", fleet.conf_file,
                            "group-plan", str(path)],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=waiting.CALL)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "dry run, nothing claimed" in done.stdout
     assert len({rack_of(line.split()[2]) for line in
@@ -136,6 +134,6 @@ def test_group_plan_from_a_file(fleet, tmp_path):
     assert holders(fleet) == set()
     done = subprocess.run([GANTT, "--config-file", fleet.conf_file,
                            "group-plan", str(path), "--reserve"],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=waiting.CALL)
     assert "RESERVED until" in done.stdout, done.stdout + done.stderr
     assert len(holders(fleet)) == 4

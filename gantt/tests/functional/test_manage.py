@@ -14,13 +14,14 @@ from gantt.db import migration
 from gantt.db import reports
 from gantt.tests import factories
 from gantt.tests.functional import conftest
+from gantt.tests.functional import waiting
 
 BIN = os.path.dirname(sys.executable)
 
 
 def _run(*args):
     return subprocess.run([os.path.join(BIN, args[0])] + list(args[1:]),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=waiting.CALL)
 
 
 @pytest.fixture(params=["sqlite", "mysql", "postgresql"])

@@ -14,6 +14,7 @@ from gantt import rpc
 from gantt.objects import notification
 from gantt.rpcapi import client as rpc_client
 from gantt.tests import factories as f
+from gantt.tests.functional import waiting
 
 
 class _Listener:
@@ -29,7 +30,7 @@ class _Listener:
         self.received.put(("ERROR", publisher_id, event_type, payload))
 
     def next(self):
-        return self.received.get(timeout=15)
+        return self.received.get(timeout=waiting.WAIT)
 
 
 @pytest.fixture
@@ -160,7 +161,7 @@ def test_a_notification_bus_that_hangs_never_holds_up_a_placement(
         "alone", vcpus=8))
     daemon.wait_for_hosts(1)
     client = rpc_client.SchedulerClient(daemon.transport, daemon.topic,
-                                        timeout=10)
+                                        timeout=waiting.CALL)
     spec = f.request(f.flavor(vcpus=1, memory_mb=512, root_gb=1))
 
     for _ in range(3):

@@ -15,7 +15,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 
 import oslo_messaging as messaging
 import pytest
@@ -24,6 +23,7 @@ from gantt import exception
 from gantt import rpcapi
 from gantt.tests import factories
 from gantt.tests.functional import conftest
+from gantt.tests.functional import waiting
 
 BIN = os.path.dirname(sys.executable)
 EXAMPLE = os.path.join(
@@ -33,7 +33,7 @@ EXAMPLE = os.path.join(
 
 def _run(*args):
     return subprocess.run([os.path.join(BIN, args[0])] + list(args[1:]),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=waiting.CALL)
 
 
 def _config(tmp_path, text, migrated=False):
@@ -170,7 +170,8 @@ def _ping(daemon, **target):
     client = messaging.get_rpc_client(
         daemon.transport, messaging.Target(exchange=rpcapi.EXCHANGE,
                                            topic=daemon.topic,
-                                           version="1.0"), timeout=10)
+                                           version="1.0"),
+        timeout=waiting.CALL)
     return client.prepare(**target).call({}, "oslo_rpc_server_ping")
 
 
@@ -209,15 +210,17 @@ def _memory_mb(state):
                 if r.resource_class == "MEMORY_MB")
 
 
-def _wait_for_report(daemon, node, timeout=20):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        states = daemon.client.get_host_states(None, hosts=[node.host])
-        if states and states[0].report_sequence >= node.report_sequence:
-            return states[0]
-        time.sleep(0.1)
-    raise AssertionError("report %d of %s never arrived" % (
-        node.report_sequence, node.host))
+def _wait_for_report(daemon, node):
+    return waiting.until(
+        "report %d of %s" % (node.report_sequence, node.host),
+        lambda: _reported(daemon, node), log=daemon.log)
+
+
+def _reported(daemon, node):
+    states = daemon.client.get_host_states(None, hosts=[node.host])
+    if states and states[0].report_sequence >= node.report_sequence:
+        return states[0]
+    return None
 
 
 def test_agents_cast_through_a_cold_start_and_a_full_stop(idle_daemon,

@@ -10,7 +10,6 @@ claiming anything.
 import os
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
@@ -19,6 +18,7 @@ from gantt import exception
 from gantt.objects import aggregate as aggregate_obj
 from gantt.objects import request_spec
 from gantt.tests import factories as f
+from gantt.tests.functional import waiting
 
 BIN = os.path.dirname(sys.executable)
 WEST = str(uuid.UUID(int=0x3E57))
@@ -74,9 +74,7 @@ def test_no_valid_host_explains_every_cause(daemon):
                          ("ServerGroupAntiAffinityFilter", 4)]:
         assert stats.filter_eliminations[label] == count
     # logged once, at INFO, with the same summary
-    deadline = time.monotonic() + 5
-    while SUMMARY not in daemon.log() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    waiting.until("the summary logged", lambda: SUMMARY in daemon.log())
     lines = [line for line in daemon.log().splitlines() if SUMMARY in line]
     assert len(lines) == 1 and " INFO " in lines[0], lines
 
@@ -102,7 +100,7 @@ def test_explain_shows_the_same_without_claiming(daemon, tmp_path):
     out = subprocess.run(
         [os.path.join(BIN, "gantt"), "--config-file", daemon.conf_file,
          "explain", str(spec), "--limit", "2"],
-        capture_output=True, text=True, timeout=60)
+        capture_output=True, text=True, timeout=waiting.CALL)
     assert out.returncode == 0, out.stderr
     assert result.summary in out.stdout
     assert "ComputeFilter" in out.stdout and "h02, h03" in out.stdout
@@ -119,12 +117,8 @@ def test_aggregates_reach_every_worker(server_db, daemon_factory):
         result = daemon.client.explain(None, _spec(availability_zone="west"))
         assert sorted(h.host for h in result.weighed) == ["h04", "h05"]
     assert daemon.client.delete_aggregate(None, WEST) is True
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        results = [daemon.client.explain(
-            None, _spec(availability_zone="west")).passed for _ in range(6)]
-        if results == [0] * 6:
-            break
-        time.sleep(0.2)
-    assert results == [0] * 6
+    waiting.agreeing("no host in the deleted aggregate west",
+                     lambda: daemon.client.explain(
+                         None, _spec(availability_zone="west")).passed == 0,
+                     6, log=daemon.log)
     assert daemon.client.delete_aggregate(None, WEST) is False

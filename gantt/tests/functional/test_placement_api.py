@@ -12,7 +12,6 @@ import os
 import socket
 import subprocess
 import threading
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -29,6 +28,7 @@ from gantt.tests import factories as f
 from gantt.tests import fixtures as gantt_fixtures
 from gantt.tests.functional import conftest as functional
 from gantt.tests.functional import invariants
+from gantt.tests.functional import waiting
 
 LATEST = "placement latest"
 
@@ -60,15 +60,14 @@ class ApiProcess:
         self.proc = subprocess.Popen(
             [os.path.join(functional.BIN, "gantt-api"), "--config-file",
              self.conf_file], stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log()
-            try:
-                self.call("GET", "/")
-                return self
-            except OSError:
-                time.sleep(0.2)
-        raise AssertionError("gantt-api not up in 30 s:\n" + self.log())
+        waiting.until("gantt-api serving on port %d" % self.port,
+                      self._serving, log=self.log)
+        return self
+
+    def _serving(self):
+        """Whether it logged that it serves (its listening line)."""
+        assert self.proc.poll() is None, self.log()
+        return waiting.API_SERVING in self.log()
 
     def call(self, method, path, body=None):
         """(status, JSON body or None)."""
@@ -80,7 +79,7 @@ class ApiProcess:
         if data is not None:
             req.add_header("Content-Type", "application/json")
         try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
+            with urllib.request.urlopen(req, timeout=waiting.CALL) as resp:
                 raw = resp.read()
                 return resp.status, json.loads(raw) if raw else None
         except urllib.error.HTTPError as err:
@@ -92,7 +91,7 @@ class ApiProcess:
 
     def stop(self):
         self.proc.terminate()
-        self.proc.wait(30)
+        self.proc.wait(waiting.WAIT)
         self._log.close()
 
 
@@ -121,31 +120,36 @@ def _used_vcpu(states, rp):
     return vcpu.used
 
 
+def _every_worker(daemon, what, holds):
+    """Until each worker, by name, has answered get_statistics with
+    ``holds`` (each call goes to one of them)."""
+    waiting.every_worker(what, lambda: daemon.client.get_statistics(None),
+                         holds, daemon.workers, log=daemon.log)
+
+
 def test_a_rest_allocation_reaches_every_worker(daemon_factory, server_db,
                                                 tmp_path):
+    """Each worker's own statistics say when it has the host (``hosts``)
+    and when it has applied the API's usage cast (``peer_updates``: the
+    only usage news, with no sync and no claim): the test waits on that
+    state, worker by worker, not on a run of answers."""
     # no periodic usage sync: only the API's cast can tell the workers
     daemon = daemon_factory(server_db.url, workers=3,
                             extra="usage_sync_interval = 0\n")
     node = f.cast_report(daemon.client, "h000", vcpus=2)
     # every worker knows the host before the allocation is written
-    deadline = time.monotonic() + 20
-    known = 0
-    while known < 12:
-        assert time.monotonic() < deadline, "a worker never had the host"
-        used = _used_vcpu(daemon.client.get_host_states(None), node.uuid)
-        known = known + 1 if used is not None else 0
+    _every_worker(daemon, "host h000 held", lambda s: s.hosts == 1)
     api = ApiProcess(str(tmp_path), daemon).start()
     try:
         status, _ = api.call("PUT", "/allocations/" + str(uuid.uuid4()),
                              _allocation(node.uuid, 2))
         assert status == 204
-        # the workers answer in turn: a dozen answers reach all three
-        deadline = time.monotonic() + 10
-        answers = []
-        while len(answers) < 12 and time.monotonic() < deadline:
-            used = _used_vcpu(daemon.client.get_host_states(None), node.uuid)
-            answers = answers + [used] if used == 2 else []
-        assert answers == [2] * 12
+        _every_worker(daemon, "the API's usage cast applied",
+                      lambda s: s.peer_updates >= 1)
+        # so whichever worker answers, the host is full
+        for _ in range(6):
+            assert _used_vcpu(daemon.client.get_host_states(None),
+                              node.uuid) == 2
         with pytest.raises(exception.NoValidHost):
             daemon.client.select_destinations(
                 None, f.request(f.flavor(vcpus=1, memory_mb=512,

@@ -22,6 +22,7 @@ from gantt.tests import factories as f
 from gantt.tests import fixtures as gantt_fixtures
 from gantt.tests.functional import conftest
 from gantt.tests.functional import invariants
+from gantt.tests.functional import waiting
 
 BIN = os.path.dirname(sys.executable)
 CELL = str(uuid.UUID(int=0xC))
@@ -46,7 +47,7 @@ def psycopg3_db():
 def _manage(conf_file, *args):
     return subprocess.run(
         [os.path.join(BIN, "gantt-manage"), "--config-file", conf_file]
-        + list(args), capture_output=True, text=True, timeout=120)
+        + list(args), capture_output=True, text=True, timeout=waiting.CALL)
 
 
 def test_sync_place_release_and_stop_through_psycopg3(

@@ -6,15 +6,27 @@ import time
 
 import psutil
 
+from gantt.tests.functional import waiting
 
-def _reports(directory, count, timeout=15):
-    """The report files once ``count`` are there, each written whole."""
-    deadline = time.monotonic() + timeout
-    while (len(list(directory.iterdir())) < count
-           and time.monotonic() < deadline):
-        time.sleep(0.1)
-    time.sleep(0.5)
-    return {p.name: p.read_text() for p in directory.iterdir()}
+
+def _reports(directory, count, last):
+    """The report files once ``count`` are there, each written up to its
+    last section (the options: ``last`` is a line of them)."""
+    def whole():
+        found = {p.name: p.read_text() for p in directory.iterdir()}
+        return len(found) >= count and all(
+            last in text for text in found.values()) and found
+    return waiting.until("%d whole report(s) in %s" % (count, directory),
+                         whole)
+
+
+def _touch_after(path, moment):
+    """Write ``path`` until its mtime is after ``moment`` (file times
+    come from a coarser clock than ``time.time()``)."""
+    def written():
+        path.write_text("now")
+        return path.stat().st_mtime > moment
+    waiting.until("an mtime of %s after %f" % (path, moment), written)
 
 
 def test_a_worker_writes_a_report_on_sigusr2_and_keeps_serving(
@@ -28,7 +40,8 @@ def test_a_worker_writes_a_report_on_sigusr2_and_keeps_serving(
 
     os.kill(workers[0].pid, signal.SIGUSR2)
 
-    [(name, text)] = _reports(reports, 1).items()
+    [(name, text)] = _reports(reports, 1,
+                              "topic = %s" % daemon.topic).items()
     assert name.startswith("gantt-scheduler-%d_gurumeditation_"
                            % workers[0].pid)
     assert "product = Gantt" in text
@@ -42,8 +55,8 @@ def test_a_worker_writes_a_report_on_sigusr2_and_keeps_serving(
     assert "guest:guest" not in text and "connection = ***" in text
     # only the signalled process wrote one, and every worker still serves
     assert all(w.is_running() for w in workers)
-    stats = {daemon.client.get_statistics(None).worker for _ in range(20)}
-    assert len(stats) == 2
+    waiting.every_worker("an answer", lambda: daemon.client.get_statistics(
+        None), lambda s: True, 2, log=daemon.log)
     assert len(list(reports.iterdir())) == 1
 
 
@@ -59,11 +72,10 @@ def test_touching_the_trigger_file_makes_every_process_report(
               "file_event_handler_interval = 1\n" % (reports, trigger))
     processes = [daemon.proc.pid] + [
         w.pid for w in psutil.Process(daemon.proc.pid).children()]
-    time.sleep(1.5)    # the watchers note the file's time when they start
+    # each watcher noted the time it started, before its process served
+    _touch_after(trigger, time.time())
 
-    trigger.write_text("now")
-
-    found = _reports(reports, 3)
+    found = _reports(reports, 3, "topic = %s" % daemon.topic)
     # the master and each worker (a watcher thread does not survive the
     # fork: each worker starts its own), one file each
     assert sorted(int(n.split("_")[0].rsplit("-", 1)[1]) for n in found) \

@@ -17,7 +17,6 @@ tables, there on the same database server.
 """
 
 import json
-import time
 import uuid
 
 import oslo_messaging as messaging
@@ -28,6 +27,7 @@ from gantt.objects import request_spec
 from gantt.tests import factories as f
 from gantt.tests import fixtures as gantt_fixtures
 from gantt.tests.functional import test_placement_api as placement
+from gantt.tests.functional import waiting
 
 INVENTORY = {"VCPU": 8, "MEMORY_MB": 8192, "DISK_GB": 100}
 #: requests per check: each lands on one of the two workers
@@ -115,15 +115,12 @@ def refused_everywhere(daemon, vcpus=1):
     return reasons
 
 
-def eventually(check, timeout=15):
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return check()
-        except (AssertionError, exception.NoValidHost):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
+def eventually(check):
+    """``check()``'s value once it no longer fails (the workers learn
+    of a REST write by a cast, each in its own time)."""
+    return waiting.until(
+        getattr(check, "__name__", "a check"), lambda: (check(),),
+        ignoring=(AssertionError, exception.NoValidHost), interval=0.2)[0]
 
 
 def up_states(daemon, node_uuid):

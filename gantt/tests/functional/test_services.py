@@ -36,6 +36,7 @@ from gantt.objects import selection
 from gantt.tests import factories as f
 from gantt.tests.functional import invariants
 from gantt.tests.functional import test_notifications as notifications
+from gantt.tests.functional import waiting
 from gantt.tests.functional.test_notifications import _delete_queues
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -83,7 +84,7 @@ def _run(daemon, rabbit, script, *args):
         [sys.executable, os.path.join(EXAMPLES, script), "--transport-url",
          rabbit, "--topic", daemon.topic, "--prefix", "svc", "--zone", "az1",
          "--timeout", "30", *args],
-        capture_output=True, text=True, timeout=240, cwd="/")
+        capture_output=True, text=True, timeout=waiting.CALL, cwd="/")
     assert result.returncode == 0, (
         "exit %d\n--- stdout\n%s\n--- stderr\n%s\n--- daemon log\n%s" % (
             result.returncode, result.stdout, result.stderr, daemon.log()))
@@ -272,11 +273,13 @@ def test_router_bindings_and_volumes_by_rack(services):
     with pytest.raises(exception.NoValidHost) as refused:
         _place(services, _spec({"CUSTOM_L3_ROUTER": 1}, "network",
                                instance_group=router))
-    # every agent failed to claim, every other provider is of another kind
+    # every agent failed to claim, every other provider is of another kind:
+    # 7 rows for 7 providers (a re-read of the providers racing a report
+    # once left an 8th, see gantt/tests/unit/scheduler/test_provider_reloads)
     total, others = re.search(r"0 of (\d+) hosts available: (\d+) not of "
                               r"kind network, 4 failed to claim",
                               str(refused.value)).groups()
-    assert int(total) == int(others) + 4
+    assert (int(total), int(others)) == (len(racks), len(racks) - 4)
     with services.database.begin() as conn:
         assert allocations.group_hosts(conn, router.uuid) == dict.fromkeys(
             bindings, 1)
@@ -333,21 +336,21 @@ def _raw_call(rabbit, topic, method, **kwargs):
     transport = messaging.get_rpc_transport(conf, url=rabbit)
     try:
         client = messaging.get_rpc_client(transport, messaging.Target(
-            exchange=rpcapi.EXCHANGE, topic=topic), timeout=30)
+            exchange=rpcapi.EXCHANGE, topic=topic), timeout=waiting.CALL)
         return client.prepare(version="1.9").call({}, method, **kwargs)
     finally:
         transport.cleanup()
 
 
-def _every_worker_lists(daemon, name, listed, answers=12, timeout=20):
-    """Whether ``answers`` answers in a row (from whichever worker takes
-    each call) agree that ``name`` is ``listed``, within ``timeout``."""
-    deadline = time.monotonic() + timeout
-    agreeing = 0
-    while agreeing < answers and time.monotonic() < deadline:
-        hosts = {s.host for s in daemon.client.get_host_states(None)}
-        agreeing = agreeing + 1 if (name in hosts) == listed else 0
-    return agreeing >= answers
+def _every_worker_lists(daemon, name, listed, answers=12):
+    """Until ``answers`` answers in a row (from whichever worker takes
+    each call) agree that ``name`` is ``listed`` (no worker's statistics
+    count standalone providers: the run of answers stands for them)."""
+    waiting.agreeing("%s %s" % (name, "listed" if listed else "unlisted"),
+                     lambda: (name in {s.host for s in daemon.client
+                                       .get_host_states(None)}) == listed,
+                     answers, log=daemon.log)
+    return True
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 from gantt.tests import factories as f
+from gantt.tests.functional import waiting
 
 SIMULATE = os.path.join(os.path.dirname(sys.executable), "gantt-simulate")
 FLEET = """\
@@ -20,7 +21,7 @@ shapes:
 """
 
 
-def _run(*args, timeout=120):
+def _run(*args, timeout=waiting.CALL):
     return subprocess.run([SIMULATE, *args], capture_output=True,
                           text=True, timeout=timeout)
 

@@ -11,11 +11,11 @@ read from the worker's own counters.
 import os
 import signal
 import subprocess
-import time
 
 from gantt import rpcapi
 from gantt.tests import factories as f
 from gantt.tests.functional import conftest
+from gantt.tests.functional import waiting
 
 HOSTS = 100
 ROUNDS = 40            # reports per host in the backlog
@@ -41,13 +41,9 @@ def _counted(stats):
             + stats.messages_rejected)
 
 
-def _wait_counted(client, count, timeout=120):
-    deadline = time.monotonic() + timeout
-    while True:
-        stats = client.get_statistics(None)
-        if _counted(stats) >= count or time.monotonic() > deadline:
-            return stats
-        time.sleep(0.2)
+def _wait_counted(client, count):
+    return waiting.until("%d reports counted" % count, lambda: waiting.when(
+        client.get_statistics(None), lambda s: _counted(s) >= count))
 
 
 def test_calls_do_not_wait_behind_a_backlog_of_reports(daemon):

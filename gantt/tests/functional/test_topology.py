@@ -7,7 +7,6 @@ rack's hosts report their row only, and an operator's aggregate (metadata
 """
 
 import collections
-import time
 import uuid
 
 import pytest
@@ -19,6 +18,7 @@ from gantt.objects import request_spec
 from gantt.tests import factories as f
 from gantt.tests.functional import invariants
 from gantt.tests.functional import storm
+from gantt.tests.functional import waiting
 
 #: host -> (row, rack), as the test knows it (not read back from Gantt)
 FLEET = {"h%d" % i: ("r%d" % (i // 4), "r%dk%d" % (i // 4, i // 2 % 2))
@@ -38,12 +38,14 @@ def _report_fleet(daemon, **inventory):
         metadata={"topology_level": "rack"}))
     # every worker has the aggregate (a cast) before anything is placed:
     # ten answers in a row (from any of the workers) say so
-    deadline, agreeing = time.monotonic() + 20, 0
-    while agreeing < 10:
-        assert time.monotonic() < deadline, "the aggregate never arrived"
-        states = {s.host: s.location
-                  for s in daemon.client.get_host_states(None)}
-        agreeing = agreeing + 1 if states["h10"] == "row=r2/rack=r2k1" else 0
+    waiting.agreeing("h10 in rack r2k1 by the aggregate",
+                     lambda: _location(daemon, "h10") == "row=r2/rack=r2k1",
+                     10, log=daemon.log)
+
+
+def _location(daemon, host):
+    return {s.host: s.location
+            for s in daemon.client.get_host_states(None)}[host]
 
 
 def _group(*policies):

@@ -25,6 +25,7 @@ from gantt.objects import provider
 from gantt.rpcapi import client as rpc_client
 from gantt.rpcapi import versions
 from gantt.tests import factories as f
+from gantt.tests.functional import waiting
 
 
 class OldWorker:
@@ -98,13 +99,14 @@ def _client(worker, cap):
     # an agent upgraded before the workers casts on the topic the old
     # workers listen on (see the upgrade guide's stats topic section)
     return rpc_client.SchedulerClient(worker.transport, worker.topic,
-                                      timeout=10, stats_topic=worker.topic,
+                                      timeout=waiting.CALL,
+                                      stats_topic=worker.topic,
                                       version_cap=cap)
 
 
 def _received(worker):
     try:
-        return worker.reports.get(timeout=15)
+        return worker.reports.get(timeout=waiting.WAIT)
     except queue.Empty:
         raise AssertionError("the old worker received nothing") from None
 
@@ -140,7 +142,8 @@ def test_todays_daemon_serves_a_capped_caller(daemon):
     """Callers capped for an older worker still work against this one:
     a report backported to 1.2, a request backported to 1.0, a claim."""
     capped = rpc_client.SchedulerClient(daemon.transport, daemon.topic,
-                                        timeout=30, version_cap="1.2")
+                                        timeout=waiting.CALL,
+                                        version_cap="1.2")
     node = _upgrading_node()
     node.child_providers = []
     capped.update_resource_stats(None, node)
@@ -169,7 +172,7 @@ def test_the_operator_cli_honours_the_cap(daemon, tmp_path):
         return subprocess.run(
             [os.path.join(os.path.dirname(sys.executable), "gantt"),
              "--config-file", str(conf), *args],
-            capture_output=True, text=True, timeout=60)
+            capture_output=True, text=True, timeout=waiting.CALL)
 
     listed = gantt("host-list")
     assert listed.returncode == 0, listed.stderr
@@ -186,7 +189,7 @@ def test_a_worker_replies_at_the_versions_of_the_call(daemon):
     target = messaging.Target(exchange=rpcapi.EXCHANGE, topic=daemon.topic,
                               version="1.0")
     old_caller = messaging.get_rpc_client(daemon.transport, target,
-                                          timeout=30)
+                                          timeout=waiting.CALL)
     primitive = old_caller.call({}, "get_statistics")
     assert primitive["gantt_object.version"] == "1.0"
     assert "peer_updates" not in primitive["gantt_object.data"]
@@ -198,7 +201,7 @@ def test_a_worker_replies_at_the_versions_of_the_call(daemon):
 
     def capped_at(cap):
         return rpc_client.SchedulerClient(
-            daemon.transport, daemon.topic, timeout=30,
+            daemon.transport, daemon.topic, timeout=waiting.CALL,
             version_cap=cap).get_statistics(None)
 
     stats = capped_at("1.4")                              # came as 1.1

@@ -26,6 +26,7 @@ from gantt.tests import factories as f
 from gantt.tests.functional import invariants
 from gantt.tests.functional import test_contention
 from gantt.tests.functional import test_faults
+from gantt.tests.functional import waiting
 
 PAIRS = 40
 SMALL = f.flavor("small", vcpus=1, memory_mb=1024, root_gb=10)
@@ -147,6 +148,21 @@ def _rows_locked(db):
     return unlock
 
 
+LOCK_WAITS = {
+    "mysql": "SELECT COUNT(*) FROM information_schema.innodb_trx "
+             "WHERE trx_state = 'LOCK WAIT'",
+    "postgresql": "SELECT COUNT(*) FROM pg_stat_activity WHERE "
+                  "wait_event_type = 'Lock' AND datname = current_database()",
+}
+
+
+def _a_claim_waits_on_the_lock(db):
+    """Whether a transaction (the daemon's claim) waits on a row lock."""
+    with db.engine.connect() as conn:
+        return conn.execute(sa.text(
+            LOCK_WAITS[db.engine.dialect.name])).scalar() > 0
+
+
 def _call_in_the_background(call):
     outcome = {}
 
@@ -165,25 +181,29 @@ def _call_in_the_background(call):
 
 @contextlib.contextmanager
 def _a_call_waiting_on_locked_rows(daemon_factory, server_db, monitor):
-    """A daemon of two workers, and a ``select_destinations`` (timeout
-    60 s, call monitor ``monitor``) that waits on provider rows the test
-    keeps locked until the block ends; yields (the daemon, the call's
-    outcome, filled in once it ends)."""
+    """A daemon of two workers, and a ``select_destinations`` (a
+    generous timeout, call monitor ``monitor``) that waits on provider
+    rows the test keeps locked until the block ends; yields (the daemon,
+    the call's outcome, filled in once it ends) once the call's claim
+    waits on the lock."""
     daemon = daemon_factory(server_db.url, workers=2,
                             extra=test_contention.CORE_FILTERS)
     _fleet(daemon, 2)
     client = rpc_client.SchedulerClient(daemon.transport, daemon.topic,
-                                        timeout=60,
+                                        timeout=waiting.CALL,
                                         call_monitor_timeout=monitor)
     unlock = _rows_locked(server_db.db)
     try:
         thread, outcome = _call_in_the_background(
             lambda: client.select_destinations(None, f.request(SMALL),
                                                f.uuids(1)))
+        waiting.until("the call's claim waiting on the locked rows",
+                      lambda: _a_claim_waits_on_the_lock(server_db.db),
+                      log=daemon.log)
         yield daemon, outcome
     finally:
         unlock()
-    thread.join(60)
+    thread.join(waiting.WAIT)
 
 
 def test_heartbeats_keep_a_slow_call_alive(daemon_factory, server_db):
@@ -201,13 +221,10 @@ def test_a_killed_worker_fails_the_call_within_the_monitor_timeout(
         daemon_factory, server_db):
     with _a_call_waiting_on_locked_rows(daemon_factory, server_db,
                                         monitor=4) as (daemon, outcome):
-        time.sleep(2)             # the call waits on the locked rows
         assert "seconds" not in outcome
         for pid in test_faults._worker_pids(daemon):
             os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 60
-        while "seconds" not in outcome and time.monotonic() < deadline:
-            time.sleep(0.1)
+        waiting.until("the call's end", lambda: "seconds" in outcome)
     assert isinstance(outcome.get("error"), messaging.MessagingTimeout), (
         outcome)
     assert outcome["seconds"] < 15
@@ -250,11 +267,11 @@ def test_a_call_while_the_broker_is_down_ends_within_its_timeout(
         calls = [_call_in_the_background(lambda: client.get_statistics(None))
                  for _ in range(3)]
         for thread, _outcome in calls:
-            thread.join(20)              # the broker stays down meanwhile
+            thread.join(waiting.WAIT)    # the broker stays down meanwhile
     finally:
         private_broker.start_app()
     for thread, outcome in calls:
-        thread.join(60)
+        thread.join(waiting.WAIT)
         assert isinstance(outcome.get("error"),
                           messaging.MessagingException), outcome
         assert outcome["seconds"] < 8 + 1
@@ -266,14 +283,14 @@ def test_a_call_while_the_broker_is_down_ends_within_its_timeout(
 def _answered_again(client, timeout):
     """get_statistics' answer once the broker is back; every failure on
     the way ends within the call's timeout."""
-    deadline = time.monotonic() + 60
-    while True:
+    def answer():
         started = time.monotonic()
         try:
             return client.get_statistics(None)
         except messaging.MessagingException:
             assert time.monotonic() - started < timeout + 1
-            assert time.monotonic() < deadline
+            return None
+    return waiting.until("an answer once the broker is back", answer)
 
 
 def test_a_first_call_with_no_broker_ends_within_its_timeout():
@@ -291,7 +308,7 @@ def test_a_first_call_with_no_broker_ends_within_its_timeout():
                                         timeout=4)
     thread, outcome = _call_in_the_background(
         lambda: client.get_statistics(None))
-    thread.join(30)
+    thread.join(waiting.WAIT)
     assert isinstance(outcome.get("error"),
                       messaging.MessageDeliveryFailure), outcome
     assert outcome["seconds"] < 4 + 1
@@ -309,7 +326,7 @@ def test_a_first_call_while_the_broker_is_down_ends_and_the_next_works(
                                             timeout=8)
         thread, outcome = _call_in_the_background(
             lambda: client.get_statistics(None))
-        thread.join(30)                  # the broker stays down meanwhile
+        thread.join(waiting.WAIT)        # the broker stays down meanwhile
     finally:
         private_broker.start_app()
     assert isinstance(outcome.get("error"),

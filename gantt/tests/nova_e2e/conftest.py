@@ -13,7 +13,6 @@ messages.
 import os
 import socket
 import subprocess
-import time
 import uuid
 
 from nova import config as nova_config
@@ -25,6 +24,7 @@ import pytest
 
 from gantt.db import allocations as db_allocations
 from gantt.tests import factories
+from gantt.tests.functional import waiting
 from gantt.tests.functional.conftest import BIN
 from gantt.tests.functional.conftest import RABBIT_URL
 from gantt.tests.functional.conftest import daemon_factory  # noqa: F401
@@ -123,17 +123,16 @@ class PlacementAPI:
             stdout=self._log, stderr=subprocess.STDOUT)
         self.url = "http://127.0.0.1:%d" % API_PORT
 
-    def wait_ready(self, timeout=30):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError("gantt-api exited:\n" + self.log())
-            try:
-                with socket.create_connection(("127.0.0.1", API_PORT), 1):
-                    return self
-            except OSError:
-                time.sleep(0.2)
-        raise AssertionError("gantt-api not listening:\n" + self.log())
+    def wait_ready(self):
+        waiting.until("gantt-api serving on port %d" % API_PORT,
+                      self._serving, log=self.log)
+        return self
+
+    def _serving(self):
+        """Whether it logged that it serves (its listening line)."""
+        if self.proc.poll() is not None:
+            raise AssertionError("gantt-api exited:\n" + self.log())
+        return waiting.API_SERVING in self.log()
 
     def log(self):
         with open(self.log_file) as f:
@@ -142,7 +141,7 @@ class PlacementAPI:
     def stop(self):
         self.proc.terminate()
         try:
-            self.proc.wait(timeout=20)
+            self.proc.wait(timeout=waiting.WAIT)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()

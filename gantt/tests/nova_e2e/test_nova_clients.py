@@ -6,7 +6,6 @@ Every call here is Nova's own code (``SchedulerQueryClient``,
 (agents' casts), and what Gantt claimed is read from its database.
 """
 
-import time
 import uuid
 
 from nova import exception as nova_exception
@@ -16,6 +15,7 @@ from oslo_serialization import jsonutils
 import pytest
 
 from gantt.tests import factories
+from gantt.tests.functional import waiting
 from gantt.tests.nova_e2e import nova_requests as nr
 from gantt.tests.nova_e2e.conftest import CELL
 from gantt.tests.nova_e2e.conftest import HOSTS
@@ -193,8 +193,9 @@ def test_aggregate_casts_set_and_remove_availability_zones(gantt):
 
     gantt.query.delete_aggregate(nr.ctxt(), aggregate)
     with pytest.raises(nova_exception.NoValidHost):
-        _wait_for(lambda: _select_new(gantt, availability_zone="az1"),
-                  until_raises=nova_exception.NoValidHost)
+        _wait_until_raises(
+            lambda: _select_new(gantt, availability_zone="az1"),
+            nova_exception.NoValidHost)
 
 
 def test_instance_info_casts_are_taken(gantt):
@@ -260,21 +261,20 @@ def _in_log(gantt, text):
     return True
 
 
-def _wait_for(fn, until_raises=None, timeout=10):
+def _wait_for(fn):
     """``fn()``'s result once it stops raising (a cast takes effect a
-    moment after it is sent); with ``until_raises``, call until it raises
-    that."""
-    deadline = time.monotonic() + timeout
-    while True:
+    moment after it is sent)."""
+    return waiting.until("%s to succeed" % fn.__name__, lambda: (fn(),),
+                         ignoring=(Exception,), interval=0.2)[0]
+
+
+def _wait_until_raises(fn, error):
+    """Call ``fn()`` until it raises ``error``, then raise that."""
+    def raised():
         try:
-            result = fn()
-        except Exception as exc:
-            if until_raises is not None and isinstance(exc, until_raises):
-                raise
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-            continue
-        if until_raises is None or time.monotonic() > deadline:
-            return result
-        time.sleep(0.2)
+            fn()
+        except error as exc:
+            return (exc,)
+        return None
+    raise waiting.until("%s to raise %s" % (fn.__name__, error.__name__),
+                        raised, ignoring=(Exception,), interval=0.2)[0]

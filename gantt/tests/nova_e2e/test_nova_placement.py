@@ -3,7 +3,6 @@ and Nova's scheduler client against the daemon, on one database: the
 conductor's re-claim of an alternate, and nova-compute's provider tree.
 """
 
-import time
 import uuid
 
 from nova import exception as nova_exception
@@ -14,6 +13,7 @@ import sqlalchemy as sa
 
 from gantt.db.models import INV
 from gantt.db.models import RP
+from gantt.tests.functional import waiting
 from gantt.tests.nova_e2e import nova_requests as nr
 from gantt.tests.nova_e2e.conftest import HOSTS
 
@@ -119,17 +119,11 @@ def test_nova_computes_provider_tree_is_a_host_to_gantt(gantt_and_api):
         spec.instance_uuid: {node: FLAVOR_USAGE}}
 
 
-def _eventually(call, timeout=15):
+def _eventually(call):
     """``call()`` once the workers learnt the node (the API's cast)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return call()
-        except nova_exception.NoValidHost:
-            # until the API's cast is applied
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
+    return waiting.until("the API's cast applied", lambda: (call(),),
+                         ignoring=nova_exception.NoValidHost,
+                         interval=0.2)[0]
 
 
 INVENTORY = {

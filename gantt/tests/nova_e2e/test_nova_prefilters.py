@@ -1,13 +1,13 @@
 """Nova's request pre-filters, configured by Nova's option names in
 Gantt's config, on requests from Nova's own client."""
 
-import time
 import uuid
 
 from nova import exception as nova_exception
 from nova import objects
 import pytest
 
+from gantt.tests.functional import waiting
 from gantt.tests.nova_e2e import nova_requests as nr
 from gantt.tests.nova_e2e.conftest import HOSTS
 
@@ -71,17 +71,11 @@ def test_isolated_aggregates_keep_other_requests_out(gantt_with):
     assert sorted(gold) == sorted(HOSTS[:2])
 
 
-def _wait_for_hosts(gantt, make_spec, expected=None, timeout=10):
+def _wait_for_hosts(gantt, make_spec, expected=None):
     """The hosts of a new request once the cast before it took effect."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            hosts = _host_of(gantt, make_spec())
-            if expected is None or hosts == expected:
-                return hosts
-        except nova_exception.NoValidHost:
-            if time.monotonic() > deadline:
-                raise
-        if time.monotonic() > deadline:
-            return hosts
-        time.sleep(0.2)
+    def hosts():
+        found = _host_of(gantt, make_spec())
+        return (found,) if expected is None or found == expected else None
+    return waiting.until("the hosts %s" % (expected or "of a request"),
+                         hosts, ignoring=nova_exception.NoValidHost,
+                         interval=0.2)[0]

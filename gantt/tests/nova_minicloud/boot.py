@@ -12,7 +12,6 @@ RequestSpec, the InstanceMapping with no cell yet, and the root disk's
 block device mapping.
 """
 
-import time
 
 from nova import exception
 from nova import objects
@@ -22,6 +21,8 @@ from nova.compute import vm_states
 from nova.conductor import api as conductor_api
 from nova.network import model as network_model
 from oslo_utils import uuidutils
+
+from gantt.tests.functional import waiting
 
 #: the image the servers boot from (nothing fetches it: the fake driver)
 IMAGE = "155d900f-4e14-4e4c-a73d-069cbf4541e6"
@@ -107,21 +108,21 @@ def create_server(ctx, flavor, name, metadata=None):
     return instance.uuid
 
 
-def wait_for_instance(ctx, cell, uuid, done, timeout=60):
+def wait_for_instance(ctx, cell, uuid, done):
     """The cell's Instance once ``done(instance)`` holds (None once it is
     gone, when ``done`` accepts None)."""
     from nova import context as nova_context
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def read():
         with nova_context.target_cell(ctx, cell) as cctx:
             try:
-                instance = objects.Instance.get_by_uuid(
+                return objects.Instance.get_by_uuid(
                     cctx, uuid, expected_attrs=["metadata"])
             except exception.InstanceNotFound:
-                instance = None
-        if done(instance):
-            return instance
-        time.sleep(0.5)
-    raise AssertionError("instance %s: still %r after %ds" % (
-        uuid, instance and (instance.vm_state, instance.task_state),
-        timeout))
+                return None
+
+    def held():
+        instance = read()
+        return (instance,) if done(instance) else None
+    return waiting.until("instance %s as the test wants it" % uuid, held,
+                         interval=0.5)[0]

@@ -16,12 +16,12 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import uuid
 
 import sqlalchemy as sa
 
 from gantt.tests import fixtures as gantt_fixtures
+from gantt.tests.functional import waiting
 from gantt.tests.functional.conftest import BIN
 from gantt.tests.functional.conftest import RABBIT_URL
 
@@ -109,25 +109,22 @@ class Process:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(timeout=30)
+                self.proc.wait(timeout=waiting.WAIT)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
         self._log.close()
 
 
-def wait_for(what, check, processes, timeout=120, interval=0.5):
-    """``check()``'s first true value, while every process still runs."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def wait_for(what, check, processes, interval=0.5):
+    """``check()``'s first true value, while every process still runs
+    (bounded by ``GANTT_TEST_WAIT``, see gantt.tests.functional.waiting).
+    """
+    def running_and_checked():
         for process in processes:
             process.check_running()
-        value = check()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("timed out after %ds waiting for %s" % (
-        timeout, what))
+        return check()
+    return waiting.until(what, running_and_checked, interval=interval)
 
 
 def nova_conf(names, placement_port, neutron_port, tmpdir):

@@ -76,7 +76,7 @@ class MiniCloud:
         self.api = self._start("gantt-api", "--config-file",
                                self.daemon.conf_file)
         cloud.wait_for("gantt-api listening", self._api_listens,
-                       [self.api], timeout=30, interval=0.2)
+                       [self.api], interval=0.2)
 
     def _api_listens(self):
         try:
@@ -118,8 +118,7 @@ class MiniCloud:
         """Until both computes' nodes are hosts in Gantt, then maps them
         in Nova's API database as an operator would."""
         cloud.wait_for("the computes' nodes as Gantt hosts",
-                       self._gantt_has_hosts, self.processes, timeout=180,
-                       interval=1)
+                       self._gantt_has_hosts, self.processes, interval=1)
         cloud.nova_manage(self.with_db, "cell_v2", "discover_hosts",
                           "--verbose")
 

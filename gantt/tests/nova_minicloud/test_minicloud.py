@@ -9,13 +9,13 @@ of the allocation Gantt holds, and that allocation is the flavor's.
 """
 
 import os
-import time
 
 from nova import context as nova_context
 from nova import objects
 from nova.compute import api as compute_api
 from nova.compute import vm_states
 
+from gantt.tests.functional import waiting
 from gantt.tests.nova_minicloud import boot
 from gantt.tests.nova_minicloud import faildriver
 
@@ -106,11 +106,10 @@ def _migrations(cloud, instance):
             cctx, {"instance_uuid": instance.uuid}))
 
 
-def _wait_no_allocations(cloud, consumer, timeout=60):
-    deadline = time.monotonic() + timeout
-    while cloud.gantt_allocations(consumer):
-        assert time.monotonic() < deadline, cloud.gantt_allocations(consumer)
-        time.sleep(0.5)
+def _wait_no_allocations(cloud, consumer):
+    waiting.until("no allocation of %s" % consumer,
+                  lambda: not cloud.gantt_allocations(consumer),
+                  interval=0.5)
 
 
 def test_resize_moves_to_the_node_gantt_claimed(minicloud):

@@ -14,13 +14,13 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 import uuid
 
 import pytest
 
 from gantt.tests import fixtures as gantt_fixtures
+from gantt.tests.functional import waiting
 
 BIN = os.path.dirname(sys.executable)
 MICROVERSION = "1.39"
@@ -32,16 +32,13 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _wait_for(url, proc, seconds=30):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+def _wait_for(url, proc):
+    def answers():
         assert proc.poll() is None, "gantt-api exited"
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            time.sleep(0.2)
-    pytest.fail("gantt-api did not answer on %s" % url)
+        with urllib.request.urlopen(url, timeout=waiting.CALL):
+            return True
+    waiting.until("gantt-api answering on %s" % url, answers,
+                  ignoring=OSError, interval=0.2)
 
 
 def _write_conf(path, db_url, port):
@@ -69,7 +66,7 @@ def endpoint(tmp_path_factory):
         yield url
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        proc.wait(timeout=waiting.WAIT)
         log.close()
         database.cleanUp()
 
@@ -80,7 +77,7 @@ def openstack(endpoint, *args):
         [os.path.join(BIN, "openstack"), "--os-auth-type", "admin_token",
          "--os-endpoint", endpoint, "--os-token", "admin",
          "--os-placement-api-version", MICROVERSION, *args, "-f", "json"],
-        capture_output=True, text=True, timeout=120)
+        capture_output=True, text=True, timeout=waiting.CALL)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout) if done.stdout.strip() else None
 
