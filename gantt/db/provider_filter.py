@@ -31,8 +31,10 @@ engine. MariaDB stores ``allocation_ratio`` (``sa.Float``) as a 4-byte
 FLOAT and would multiply by its binary value (0.7 as 0.699999988...),
 while the value the driver hands Python, and so everything else in Gantt
 (the scheduler's cache, ``GET /inventories``), is its shortest decimal
-(0.7): on MariaDB the ratio is read as ``CAST(allocation_ratio AS CHAR)``,
-which is that decimal, so that a listing and a claim agree on what fits.
+(0.7): on MariaDB the ratio is read as ``CAST(CAST(allocation_ratio AS
+CHAR) AS DOUBLE)``, which is that decimal as a double (the string alone
+would make MariaDB multiply in integers), so that a listing and a claim
+agree on what fits.
 (Placement on MariaDB multiplies by the binary value; on SQLite and
 PostgreSQL, where the column is a double, all three agree.)
 
@@ -133,4 +135,6 @@ def _ratio(dialect):
     ratio = INV.c.allocation_ratio
     if dialect not in ("mysql", "mariadb"):
         return ratio
-    return sa.type_coerce(sa.cast(ratio, sa.String), sa.Float)
+    # the decimal, as a double: a string operand would make MariaDB
+    # multiply in integers (1 * '0.7' is 1)
+    return sa.cast(sa.cast(ratio, sa.String), sa.Double())
