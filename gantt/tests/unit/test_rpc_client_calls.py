@@ -83,10 +83,12 @@ class _Driver:
 
     def __init__(self):
         self.connected = threading.Event()
+        self.connecting = threading.Event()
         self.opened = 0
 
     def _get_reply_q(self):
         self.opened += 1
+        self.connecting.set()
         self.connected.wait(30)
         return "reply_q"
 
@@ -136,13 +138,25 @@ def test_a_call_whose_reply_queue_cannot_connect_fails_and_sends_nothing():
     assert transport._driver.opened == 1
 
 
+def _connect_after(driver, pause):
+    """Let the reply queue connect ``pause`` seconds after the sender
+    began to connect it: whatever the load, the sender waited that long."""
+    driver.connecting.wait(30)
+    time.sleep(pause)
+    driver.connected.set()
+
+
 def test_the_first_call_waits_for_its_reply_that_much_less():
     transport = _Transport()
     sender, context = _sender(transport, wait_s=6.0, connect_s=5.0)
-    threading.Timer(0.3, transport._driver.connected.set).start()
+    threading.Thread(target=_connect_after,
+                     args=(transport._driver, 0.3)).start()
+    started = time.monotonic()
     assert sender.call({}, "get_statistics") == "answer"
+    took = time.monotonic() - started
     [(method, timeout)] = context.calls
-    assert 6.0 - 1 < timeout <= 6.0 - 0.3
+    # less by what the connecting took: at least the pause, at most all
+    assert 6.0 - took <= timeout <= 6.0 - 0.3
     # later calls find the queue: the whole wait
     sender.call({}, "get_statistics")
     assert context.calls[1] == ("get_statistics", 6.0)
