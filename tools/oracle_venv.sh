@@ -18,6 +18,11 @@
 # its virtualenv is ready: tools/oracle_venvs.sh builds them all at once.
 
 ORACLE_CACHE=${GANTT_ORACLE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gantt-oracles}
+# uv (a test dependency of Gantt's, so in $ROOT/.venv once tools/test.sh or
+# tools/bootstrap.sh ran) installs a virtualenv in a fraction of pip's
+# time and CPU; pip does it where uv is not there. Both resolve the same
+# pins: each oracle's constraints file fixes its versions.
+ORACLE_UV=${GANTT_ORACLE_UV:-$ROOT/.venv/bin/uv}
 
 # oracle_venv LINK NAME WITH_GANTT KEYFILE... -- PIP_ARGS...
 # Sets ORACLE_VENV to the virtualenv to run (LINK, or the cached one).
@@ -50,12 +55,18 @@ _oracle_build() {
     stamp="$venv/.gantt-oracle-installed"
     [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return 0
     echo "==> installing the $name oracle into $venv" \
-        "(minutes, once per machine)"
+        "(a minute or two, once per machine)"
     rm -rf "$venv"
-    "$PYTHON" -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        --upgrade pip
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@"
+    if [ -x "$ORACLE_UV" ]; then
+        "$ORACLE_UV" -q venv --seed --python "$PYTHON" "$venv"
+        "$ORACLE_UV" -q pip install --python "$venv/bin/python" "$@"
+    else
+        "$PYTHON" -m venv "$venv"
+        "$venv/bin/python" -m pip install --quiet \
+            --disable-pip-version-check --upgrade pip
+        "$venv/bin/python" -m pip install --quiet \
+            --disable-pip-version-check "$@"
+    fi
     rm -f "$venv/.gantt-root"
     echo "$want" > "$stamp"
 }
