@@ -183,7 +183,11 @@ def _data(obj, plan, changed):
         value = getattr(obj, attr, _MISSING)
         if value is _MISSING:
             continue            # not set
-        data[name], dirty = _value_primitive(obj, name, how, field, value)
+        if how is AS_IS and not isinstance(value, ovo.VersionedObject):
+            data[name], dirty = value, False    # most fields: no call
+        else:
+            data[name], dirty = _value_primitive(obj, name, how, field,
+                                                 value)
         if dirty or name in changed:
             changes.append(name)
     return data, changes
@@ -280,8 +284,15 @@ class Reader:
         ovo.adopt(obj, self.ctxt, prim[VERSION])
         data = prim[DATA]
         for step in plan.reads:
-            if step[0] in data:
-                self._read(obj, step, data[step[0]])
+            name = step[0]
+            if name not in data:
+                continue
+            value = data[name]
+            if step[2] is AS_IS and value is not None:
+                # most fields: the type's coerce, as the setter calls it
+                setattr(obj, step[1], step[4].coerce(obj, name, value))
+            else:
+                self._read(obj, step, value)
         ovo.set_changed(obj, {name for name in prim.get(CHANGES, [])
                               if name in plan.names})
         return obj
