@@ -1,5 +1,10 @@
 """Gantt's oslo.messaging serializer: versioned objects at the versions a
 caller's cap allows, and a malformed object refused as ``InvalidRequest``.
+
+A ``select_destinations`` reply (lists of Selections) at the objects' own
+versions goes to and from primitives by :mod:`gantt.objects.lean`, which
+makes what ovo makes, without its per-field layers; under a cap that
+backports Selections it takes ovo's path.
 """
 
 import oslo_messaging as messaging
@@ -8,6 +13,7 @@ from oslo_versionedobjects import exception as ovo_exc
 from gantt import context as gantt_context
 from gantt import exception
 from gantt.objects import base as objects_base
+from gantt.objects import lean
 from gantt.rpc import _private
 from gantt.rpcapi import versions
 
@@ -26,8 +32,12 @@ class Serializer(messaging.Serializer):
         self._backport = frozenset()
         if version_manifest is not None:
             self._backport = versions.needing_backport(version_manifest)
+        # a reply at today's versions (ovo backports anything else)
+        self._lean = lean.REPLY_CLASS.obj_name() not in self._backport
 
     def serialize_entity(self, ctxt, entity):
+        if self._lean and lean.is_reply(entity):
+            return lean.reply_primitive(entity)
         if not self._backport:
             return self._objects.serialize_entity(ctxt, entity)
         if isinstance(entity, (tuple, list, set, dict)):
@@ -44,6 +54,9 @@ class Serializer(messaging.Serializer):
 
     def deserialize_entity(self, ctxt, entity):
         try:
+            if lean.looks_like_reply(entity):
+                return lean.reply_from_primitive(
+                    ctxt, entity, self._objects.deserialize_entity)
             return self._objects.deserialize_entity(ctxt, entity)
         except ovo_exc.IncompatibleObjectVersion as exc:
             _refuse("object version not supported: %s" % exc)

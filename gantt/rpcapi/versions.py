@@ -27,6 +27,7 @@ import functools
 
 from gantt import exception
 from gantt.objects import base
+from gantt.objects import ovo_internals
 
 _V1_0 = {
     "AllocationItem": "1.0", "AllocationRequest": "1.0",
@@ -140,18 +141,6 @@ def configured_cap(conf):
     return cap
 
 
-def _children(cls):
-    """Names of the object types ``cls``'s fields hold (lists included)."""
-    for field in cls.fields.values():
-        kind = field._type
-        element = getattr(kind, "_element_type", None)
-        if element is not None:
-            kind = element._type
-        name = getattr(kind, "_obj_name", None)
-        if name is not None:
-            yield name
-
-
 @functools.lru_cache(maxsize=16)
 def _needing_backport(manifest_items):
     classes = base.gantt_classes()
@@ -161,9 +150,10 @@ def _needing_backport(manifest_items):
 
     def visit(name, path=()):
         if name not in needs:
+            children = ovo_internals.child_object_names(classes[name][0])
             needs[name] = name in stale or any(
-                visit(child, path + (name,)) for child in
-                _children(classes[name][0]) if child not in path)
+                visit(child, path + (name,)) for child in children
+                if child not in path)
         return needs[name]
 
     for name in classes:
