@@ -29,6 +29,8 @@ A reply backported to an older caller never comes here: the RPC
 serializer sends it through ``obj_to_primitive(target_version)``.
 """
 
+import threading
+
 from gantt.objects import base
 from gantt.objects import ovo_internals as ovo
 from gantt.objects import selection
@@ -123,22 +125,27 @@ def _read_container(field, kind, element):
     return (OVO, field, None)
 
 
+#: each class's Plan, made at its first reply: derived from the class
+#: alone (its fields and methods, fixed once the class is defined), so the
+#: same for every thread and caller; the lock makes the first one made the
+#: only one anyone gets
 _PLANS = {}
+_PLANS_LOCK = threading.Lock()
 
 
 def plan_of(cls):
     """``cls``'s Plan, or None where ovo's obj_to_primitive and
     obj_what_changed are not the ones the plan mirrors (GanttObject's)."""
-    try:
-        return _PLANS[cls]
-    except KeyError:
-        pass
+    found = _PLANS.get(cls, _MISSING)
+    if found is not _MISSING:
+        return found
     plan = None
     if (issubclass(cls, base.GanttObject)
             and cls.obj_to_primitive is base.GanttObject.obj_to_primitive
             and cls.obj_what_changed is base.GanttObject.obj_what_changed):
         plan = Plan(cls)
-    return _PLANS.setdefault(cls, plan)
+    with _PLANS_LOCK:
+        return _PLANS.setdefault(cls, plan)
 
 
 # -- to primitives --------------------------------------------------------

@@ -14,6 +14,7 @@ from gantt.cmd import common
 from gantt.objects import selection
 from gantt.scheduler import vacancy
 from gantt.tests import factories as f
+from gantt.tests.functional import waiting
 
 
 def _conf(**notify):
@@ -167,9 +168,8 @@ def test_a_given_transport_carries_them_to_listeners_on_its_bus():
             conf, transport=bus)
         sender.start({}, f.request(f.flavor()), f.uuids(1))
         assert sender.flush(10)
-        deadline = time.monotonic() + 10
-        while not heard.events and time.monotonic() < deadline:
-            time.sleep(0.05)
+        waiting.until("the listener hearing the start",
+                      lambda: heard.events)
     finally:
         listener.stop()
         listener.wait()
