@@ -12,7 +12,9 @@ package's other modules parse, judge and batch what this service takes.
 
 Just over 400 lines: the REST-made trees' reload and the topology levels'
 start-up check joined the service's one method per RPC entry; each stays
-a few lines calling out to ``rest_trees`` and ``gantt.db.levels``.
+a few lines calling out to ``rest_trees`` and ``gantt.db.levels``; and
+the lock that makes the providers' re-reads take turns, which must sit
+beside both the re-read and the retirement it orders.
 """
 
 import dataclasses
